@@ -1,0 +1,15 @@
+"""Helpers for the course *Attention, step by step*.
+
+Every lesson imports this package: ``import helpers`` or
+``from helpers import attention_np as anp``. The submodules are small and flat:
+
+- ``helpers.tensors``: ``make_tensor``, ``tensor_info``, ``print_matrix_info``,
+  ``check_shape``.
+- ``helpers.attention_np``: attention in NumPy (never imports torch).
+- ``helpers.attention_torch``: the same functions in PyTorch.
+
+The submodules are imported on demand so that ``import helpers`` stays cheap and
+``helpers.attention_np`` works on a machine without torch.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,288 @@
+"""Scaled dot-product attention in NumPy, from one query to many heads.
+
+This module never imports torch. ``helpers.attention_torch`` has the same
+functions for PyTorch. Masks are boolean with True = may attend.
+
+Float inputs keep their dtype (float32 in, float32 out); integer inputs are
+computed in float64, as NumPy itself would.
+"""
+
+import numpy as np
+
+from helpers import _validate as v
+
+
+def _as_float(x, name, allow_neg_inf=False):
+    """Return ``x`` as a floating ndarray; reject non-numbers, NaN and inf."""
+    x = np.asarray(x)
+    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
+        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
+    if np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real; got dtype {x.dtype}")
+    if not np.issubdtype(x.dtype, np.floating):
+        return x.astype(np.float64)
+    bad = np.isnan(x) if allow_neg_inf else ~np.isfinite(x)
+    if allow_neg_inf:
+        bad |= np.isposinf(x)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "-inf is allowed, NaN and +inf are not" if allow_neg_inf else "NaN/inf"
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} non-finite value(s) "
+            f"({what}); the first is {x[where]} at index {where}"
+        )
+    return x
+
+
+def _float_dtype(*arrays):
+    return np.result_type(*arrays)
+
+
+def _check_mask(mask, scores_shape):
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(v.mask_dtype_message(mask.dtype))
+    v.mask_shape(mask.shape, scores_shape)
+    return mask
+
+
+def _softmax(x, axis):
+    """Max-subtracted softmax; rows that are all -inf give all zeros."""
+    shift = np.max(x, axis=axis, keepdims=True)
+    shift[~np.isfinite(shift)] = 0.0  # all -inf: exp(-inf - 0) = 0
+    e = np.exp(x - shift)
+    total = np.sum(e, axis=axis, keepdims=True)
+    total[total == 0] = 1.0  # an all-masked row: 0 / 1 = 0, not 0 / 0 = NaN
+    e /= total
+    return e
+
+
+def softmax(x, axis=-1):
+    """Stable softmax along ``axis``: subtract the max, exponentiate, normalise.
+
+    Entries equal to -inf get weight 0; a row that is entirely -inf gives all
+    zeros (not NaN), the convention for a query that may attend to nothing.
+
+    Shapes:
+        x: any shape; the result has the same shape and sums to 1 along ``axis``.
+    """
+    x = _as_float(x, "x", allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one axis; got a scalar")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for x of shape {v.fmt(x.shape)}")
+    if x.shape[axis] == 0:
+        raise ValueError(f"x has no entries along axis={axis} (shape {v.fmt(x.shape)})")
+    return _softmax(x, axis)
+
+
+def attention_one_query(q, K, V, scale=None):
+    """Attention for one query, written as the per-key sum of seed 000.
+
+    y = sum_s (1/Z) exp(score_s) v_s with score_s = <q, k_s> * scale and
+    Z = sum_j exp(score_j). The loop runs over keys; the exponentials are taken
+    after subtracting the largest score, so ``y`` and ``weights`` stay exact even
+    where ``Z`` itself overflows to inf.
+
+    Shapes:
+        q: (d_k,)  K: (m, d_k)  V: (m, d_v)
+        returns y: (d_v,), weights: (m,), Z: float
+    """
+    q = np.asarray(q)
+    if q.ndim != 1:
+        raise ValueError(
+            f"q must be one query of shape (d_k,); got shape {v.fmt(q.shape)}"
+        )
+    for name, x in (("K", K), ("V", V)):
+        if np.ndim(x) != 2:
+            raise ValueError(
+                f"{name} must have shape (m, d_{name.lower()}); got shape "
+                f"{v.fmt(np.shape(x))}"
+            )
+    v.qkv_shapes((1,) + q.shape, np.shape(K), np.shape(V))
+    q, K, V = (_as_float(x, name) for x, name in ((q, "q"), (K, "K"), (V, "V")))
+    dtype = _float_dtype(q, K, V)
+    q, K, V = (
+        q.astype(dtype, copy=False),
+        K.astype(dtype, copy=False),
+        V.astype(dtype, copy=False),
+    )
+    scale = v.default_scale(scale, q.shape[0])
+    m = K.shape[0]
+
+    scores = np.empty(m, dtype=dtype)
+    for s in range(m):
+        scores[s] = np.dot(q, K[s]) * scale  # score(q, k_s) = <q, k_s> / sqrt(d_k)
+    top = scores.max()
+    unnormalised = np.empty(m, dtype=dtype)
+    for s in range(m):
+        unnormalised[s] = np.exp(scores[s] - top)  # exp(score_s) / exp(top)
+    z_shifted = unnormalised.sum()  # Z / exp(top), at least 1
+    weights = unnormalised / z_shifted
+    y = np.zeros(V.shape[1], dtype=dtype)
+    for s in range(m):
+        y += weights[s] * V[s]
+    with np.errstate(over="ignore"):
+        Z = float(z_shifted) * float(np.exp(np.float64(top)))
+    return y, weights, Z
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
+    """softmax(Q K^T * scale, masked) @ V, batched over leading axes.
+
+    ``mask`` is boolean, True = may attend, broadcastable to (..., n, m). A query
+    whose row is fully masked gets zero weights and a zero output row.
+    ``scale`` defaults to 1/sqrt(d_k).
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)
+        returns output: (..., n, d_v), weights: (..., n, m)
+    """
+    batch, n, m, d_k, _ = v.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
+    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
+    dtype = _float_dtype(Q, K, V)
+    scale = v.default_scale(scale, d_k)
+    scores = np.matmul(
+        Q.astype(dtype, copy=False), np.swapaxes(K, -1, -2).astype(dtype, copy=False)
+    )  # (..., n, m)
+    scores *= scale
+    if mask is not None:
+        mask = _check_mask(mask, batch + (n, m))
+        scores = np.where(mask, scores, -np.inf)
+    weights = _softmax(scores, axis=-1)  # (..., n, m)
+    output = np.matmul(weights, V.astype(dtype, copy=False))  # (..., n, d_v)
+    return output, weights
+
+
+def causal_mask(n, m=None):
+    """Boolean (n, m) mask, True = may attend, aligned lower-right.
+
+    Query i may see key j when j <= i + (m - n): the last query sees every key,
+    as in a KV cache where n new queries follow m - n cached keys. With n > m the
+    first n - m queries see no key at all (their rows are all False).
+
+    Shapes:
+        returns (n, m), m defaults to n
+    """
+    n = v.positive_int("n", n)
+    m = n if m is None else v.positive_int("m", m)
+    return np.tril(np.ones((n, m), dtype=bool), k=m - n)
+
+
+def padding_mask(lengths, max_len):
+    """Boolean (batch, 1, 1, max_len) mask, True for the real (unpadded) tokens.
+
+    The two size-1 axes broadcast over heads and queries.
+
+    Shapes:
+        lengths: (batch,) ints in [0, max_len]
+        returns (batch, 1, 1, max_len)
+    """
+    max_len = v.positive_int("max_len", max_len)
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError(
+            f"lengths must be a 1-D array of integers (one per sequence); got "
+            f"shape {v.fmt(lengths.shape)} and dtype {lengths.dtype}"
+        )
+    if lengths.size and (lengths.min() < 0 or lengths.max() > max_len):
+        raise ValueError(
+            f"lengths must lie in [0, max_len={max_len}]; got {lengths.tolist()}"
+        )
+    keep = np.arange(max_len) < lengths[:, None]  # (batch, max_len)
+    return keep[:, None, None, :]
+
+
+def split_heads(x, num_heads):
+    """(..., n, d_model) -> (..., num_heads, n, d_model // num_heads).
+
+    A reshape that cuts d_model into heads, then a transpose that moves the
+    head axis in front of the sequence axis.
+
+    Shapes:
+        x: (batch, n, d_model) -> (batch, num_heads, n, d_head)
+    """
+    x = np.asarray(x)
+    v.require_ndim("x", x.shape, 2, "(..., n, d_model)")
+    *lead, n, d_model = x.shape
+    d_head = v.heads(d_model, num_heads)
+    x = x.reshape(*lead, n, num_heads, d_head)  # (..., n, H, d_head)
+    return np.swapaxes(x, -2, -3)  # (..., H, n, d_head)
+
+
+def merge_heads(x):
+    """(..., num_heads, n, d_head) -> (..., n, num_heads * d_head); inverse of split.
+
+    Shapes:
+        x: (batch, num_heads, n, d_head) -> (batch, n, d_model)
+    """
+    x = np.asarray(x)
+    v.require_ndim("x", x.shape, 3, "(..., num_heads, n, d_head)")
+    *lead, num_heads, n, d_head = x.shape
+    x = np.swapaxes(x, -2, -3)  # (..., n, H, d_head)
+    return x.reshape(*lead, n, num_heads * d_head)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    """Multi-head attention: project, split heads, attend, merge, project.
+
+    Q = X @ W_Q, K = kv @ W_K, V = kv @ W_V (kv defaults to X: self-attention),
+    each head attends with its own d_k = d_model / num_heads, and the merged heads
+    go through W_O. ``mask`` (True = may attend) broadcasts to
+    (batch, num_heads, n, m).
+
+    Shapes:
+        X: (batch, n, d_model)  kv: (batch, m, d_model)  W_*: (d_model, d_model)
+        returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
+    """
+    X = _as_float(X, "X")
+    kv = X if kv is None else _as_float(kv, "kv")
+    weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
+    v.mha_shapes(X.shape, kv.shape, {k: np.shape(w) for k, w in weights.items()})
+    W_Q, W_K, W_V, W_O = (_as_float(w, k) for k, w in weights.items())
+    v.heads(X.shape[-1], num_heads)
+    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_head)
+    K = split_heads(kv @ W_K, num_heads)  # (batch, H, m, d_head)
+    V = split_heads(kv @ W_V, num_heads)  # (batch, H, m, d_head)
+    heads_out, attn = scaled_dot_product_attention(Q, K, V, mask=mask)
+    return merge_heads(heads_out) @ W_O, attn  # (batch, n, d_model), (batch, H, n, m)
+
+
+def online_attention(Q, K, V, block_size=128, mask=None):
+    """Attention over blocks of keys with a running max and a running Z.
+
+    The FlashAttention forward pass: never holds more than (..., n, block_size)
+    scores at once, yet equals ``scaled_dot_product_attention`` (fully masked
+    rows give zeros).
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)  mask: -> (..., n, m)
+        returns output: (..., n, d_v)
+    """
+    batch, n, m, d_k, d_v = v.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
+    block_size = v.positive_int("block_size", block_size)
+    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
+    dtype = _float_dtype(Q, K, V)
+    Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
+    scale = v.default_scale(None, d_k)
+    if mask is not None:
+        mask = np.broadcast_to(_check_mask(mask, batch + (n, m)), batch + (n, m))
+
+    running_max = np.full(batch + (n, 1), -np.inf, dtype=dtype)  # max score so far
+    running_z = np.zeros(batch + (n, 1), dtype=dtype)  # sum of exp(score - max)
+    acc = np.zeros(batch + (n, d_v), dtype=dtype)  # sum of exp(score - max) v
+    for start in range(0, m, block_size):
+        stop = min(start + block_size, m)
+        scores = Q @ np.swapaxes(K[..., start:stop, :], -1, -2)  # (..., n, b)
+        scores *= scale
+        if mask is not None:
+            scores = np.where(mask[..., start:stop], scores, -np.inf)
+        new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
+        shift = np.where(np.isfinite(new_max), new_max, 0.0).astype(dtype)
+        p = np.exp(scores - shift)  # (..., n, b)
+        correction = np.exp(running_max - shift)  # rescales the old sums
+        running_z = running_z * correction + p.sum(axis=-1, keepdims=True)
+        acc = acc * correction + p @ V[..., start:stop, :]
+        running_max = new_max
+    running_z[running_z == 0] = 1.0  # fully masked rows: 0 / 1 = 0
+    return acc / running_z

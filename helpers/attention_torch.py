@@ -1,0 +1,260 @@
+"""Scaled dot-product attention in PyTorch: the functions of ``attention_np``.
+
+Same names, same arguments, same mask convention (boolean, True = may attend),
+written with torch operations so that everything is differentiable. Float
+inputs keep their dtype; integer inputs are computed in torch's default float
+dtype. NumPy arrays are accepted and converted with ``torch.as_tensor``.
+"""
+
+import torch
+
+from helpers import _validate as v
+
+
+def _as_float(x, name, allow_neg_inf=False):
+    """Return ``x`` as a floating tensor; reject non-numbers, NaN and inf."""
+    x = torch.as_tensor(x)
+    if x.dtype == torch.bool or x.is_complex():
+        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
+    if not x.is_floating_point():
+        return x.to(torch.get_default_dtype())
+    bad = torch.isnan(x) | torch.isposinf(x) if allow_neg_inf else ~torch.isfinite(x)
+    if bad.any():
+        where = tuple(int(i) for i in torch.nonzero(bad)[0])
+        what = "-inf is allowed, NaN and +inf are not" if allow_neg_inf else "NaN/inf"
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} non-finite value(s) ({what}); "
+            f"the first is {x[where].item()} at index {where}"
+        )
+    return x
+
+
+def _same_dtype(*tensors):
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return [t.to(dtype) for t in tensors]
+
+
+def _check_mask(mask, scores_shape):
+    mask = torch.as_tensor(mask)
+    if mask.dtype != torch.bool:
+        raise TypeError(v.mask_dtype_message(mask.dtype))
+    v.mask_shape(tuple(mask.shape), scores_shape)
+    return mask
+
+
+def _softmax(x, axis):
+    """Max-subtracted softmax; rows that are all -inf give all zeros.
+
+    The max is detached: softmax does not change when a constant is subtracted,
+    so its gradient does not flow through the shift.
+    """
+    shift = x.detach().amax(dim=axis, keepdim=True)
+    shift = torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
+    e = torch.exp(x - shift)
+    total = e.sum(dim=axis, keepdim=True)
+    # An all-masked row has total 0: divide by 1 there so 0 / 1 = 0, not NaN.
+    return e / torch.where(total == 0, torch.ones_like(total), total)
+
+
+def softmax(x, axis=-1):
+    """Stable softmax along ``axis``: subtract the max, exponentiate, normalise.
+
+    Entries equal to -inf get weight 0; a row that is entirely -inf gives all
+    zeros (not NaN), the convention for a query that may attend to nothing.
+
+    Shapes:
+        x: any shape; the result has the same shape and sums to 1 along ``axis``.
+    """
+    x = _as_float(x, "x", allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError("x must have at least one axis; got a scalar")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for x of shape {v.fmt(x.shape)}")
+    if x.shape[axis] == 0:
+        raise ValueError(f"x has no entries along axis={axis} (shape {v.fmt(x.shape)})")
+    return _softmax(x, axis)
+
+
+def attention_one_query(q, K, V, scale=None):
+    """Attention for one query: y = sum_s (1/Z) exp(score_s) v_s, vectorised.
+
+    score_s = <q, k_s> * scale, Z = sum_j exp(score_j). ``y`` and ``weights`` use
+    the max-shifted exponentials, so they stay exact where ``Z`` overflows.
+
+    Shapes:
+        q: (d_k,)  K: (m, d_k)  V: (m, d_v)
+        returns y: (d_v,), weights: (m,), Z: float
+    """
+    q, K, V = torch.as_tensor(q), torch.as_tensor(K), torch.as_tensor(V)
+    if q.ndim != 1:
+        raise ValueError(
+            f"q must be one query of shape (d_k,); got shape {v.fmt(q.shape)}"
+        )
+    for name, x in (("K", K), ("V", V)):
+        if x.ndim != 2:
+            raise ValueError(
+                f"{name} must have shape (m, d_{name.lower()}); "
+                f"got shape {v.fmt(x.shape)}"
+            )
+    v.qkv_shapes((1,) + tuple(q.shape), tuple(K.shape), tuple(V.shape))
+    q, K, V = _same_dtype(_as_float(q, "q"), _as_float(K, "K"), _as_float(V, "V"))
+    scale = v.default_scale(scale, q.shape[0])
+    scores = (K @ q) * scale  # (m,)  score(q, k_s) = <q, k_s> / sqrt(d_k)
+    weights = torch.softmax(scores, dim=0)  # (m,)  exp(score_s) / Z
+    y = weights @ V  # (d_v,)  sum_s a_s v_s
+    Z = torch.logsumexp(scores.detach().double(), dim=0).exp().item()
+    return y, weights, Z
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
+    """softmax(Q K^T * scale, masked) @ V, batched over leading axes.
+
+    ``mask`` is boolean, True = may attend, broadcastable to (..., n, m). A query
+    whose row is fully masked gets zero weights and a zero output row, as
+    ``torch.nn.functional.scaled_dot_product_attention`` gives.
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)
+        returns output: (..., n, d_v), weights: (..., n, m)
+    """
+    Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
+    batch, n, m, d_k, _ = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
+    Q, K, V = _same_dtype(_as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V"))
+    scale = v.default_scale(scale, d_k)
+    scores = (Q * scale) @ K.transpose(-2, -1)  # (..., n, m); scaling Q costs n*d_k
+    if mask is None:
+        weights = torch.softmax(scores, dim=-1)  # no mask: no row can be empty
+    else:
+        mask = _check_mask(mask, batch + (n, m))
+        weights = _softmax(scores.masked_fill(~mask, float("-inf")), axis=-1)
+    return weights @ V, weights  # (..., n, d_v), (..., n, m)
+
+
+def causal_mask(n, m=None):
+    """Boolean (n, m) mask, True = may attend, aligned lower-right.
+
+    Query i may see key j when j <= i + (m - n): the last query sees every key.
+
+    Shapes:
+        returns (n, m), m defaults to n
+    """
+    n = v.positive_int("n", n)
+    m = n if m is None else v.positive_int("m", m)
+    return torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+
+
+def padding_mask(lengths, max_len):
+    """Boolean (batch, 1, 1, max_len) mask, True for the real (unpadded) tokens.
+
+    Shapes:
+        lengths: (batch,) ints in [0, max_len]
+        returns (batch, 1, 1, max_len)
+    """
+    max_len = v.positive_int("max_len", max_len)
+    lengths = torch.as_tensor(lengths)
+    if lengths.ndim != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        raise ValueError(
+            f"lengths must be a 1-D tensor of integers (one per sequence); got "
+            f"shape {v.fmt(lengths.shape)} and dtype {lengths.dtype}"
+        )
+    if lengths.numel() and (lengths.min() < 0 or lengths.max() > max_len):
+        raise ValueError(
+            f"lengths must lie in [0, max_len={max_len}]; got {lengths.tolist()}"
+        )
+    keep = torch.arange(max_len) < lengths[:, None]  # (batch, max_len)
+    return keep[:, None, None, :]
+
+
+def split_heads(x, num_heads):
+    """(..., n, d_model) -> (..., num_heads, n, d_model // num_heads).
+
+    Shapes:
+        x: (batch, n, d_model) -> (batch, num_heads, n, d_head)
+    """
+    x = torch.as_tensor(x)
+    v.require_ndim("x", tuple(x.shape), 2, "(..., n, d_model)")
+    *lead, n, d_model = x.shape
+    d_head = v.heads(d_model, num_heads)
+    return x.reshape(*lead, n, num_heads, d_head).transpose(
+        -2, -3
+    )  # (..., H, n, d_head)
+
+
+def merge_heads(x):
+    """(..., num_heads, n, d_head) -> (..., n, num_heads * d_head); inverse of split.
+
+    Shapes:
+        x: (batch, num_heads, n, d_head) -> (batch, n, d_model)
+    """
+    x = torch.as_tensor(x)
+    v.require_ndim("x", tuple(x.shape), 3, "(..., num_heads, n, d_head)")
+    *lead, num_heads, n, d_head = x.shape
+    return x.transpose(-2, -3).reshape(*lead, n, num_heads * d_head)
+
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    """Multi-head attention: project, split heads, attend, merge, project.
+
+    Q = X @ W_Q, K = kv @ W_K, V = kv @ W_V (kv defaults to X), each head with
+    d_k = d_model / num_heads, merged heads through W_O. ``mask`` (True = may
+    attend) broadcasts to (batch, num_heads, n, m).
+
+    Shapes:
+        X: (batch, n, d_model)  kv: (batch, m, d_model)  W_*: (d_model, d_model)
+        returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
+    """
+    X = _as_float(X, "X")
+    kv = X if kv is None else _as_float(kv, "kv")
+    weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
+    weights = {k: torch.as_tensor(w) for k, w in weights.items()}
+    v.mha_shapes(
+        tuple(X.shape), tuple(kv.shape), {k: tuple(w.shape) for k, w in weights.items()}
+    )
+    v.heads(X.shape[-1], num_heads)
+    X, kv, W_Q, W_K, W_V, W_O = _same_dtype(
+        X, kv, *(_as_float(w, k) for k, w in weights.items())
+    )
+    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_head)
+    K = split_heads(kv @ W_K, num_heads)  # (batch, H, m, d_head)
+    V = split_heads(kv @ W_V, num_heads)  # (batch, H, m, d_head)
+    heads_out, attn = scaled_dot_product_attention(Q, K, V, mask=mask)
+    return merge_heads(heads_out) @ W_O, attn  # (batch, n, d_model), (batch, H, n, m)
+
+
+def online_attention(Q, K, V, block_size=128, mask=None):
+    """Attention over blocks of keys with a running max and a running Z.
+
+    The FlashAttention forward pass: holds at most (..., n, block_size) scores
+    at once, yet equals ``scaled_dot_product_attention`` (fully masked rows give
+    zeros).
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)  mask: -> (..., n, m)
+        returns output: (..., n, d_v)
+    """
+    Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
+    batch, n, m, d_k, d_v = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
+    block_size = v.positive_int("block_size", block_size)
+    Q, K, V = _same_dtype(_as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V"))
+    Q = Q * v.default_scale(None, d_k)
+    if mask is not None:
+        mask = _check_mask(mask, batch + (n, m)).expand(*batch, n, m)
+
+    running_max = Q.new_full((*batch, n, 1), float("-inf"))  # max score so far
+    running_z = Q.new_zeros((*batch, n, 1))  # sum of exp(score - max)
+    acc = Q.new_zeros((*batch, n, d_v))  # sum of exp(score - max) v
+    for start in range(0, m, block_size):
+        stop = min(start + block_size, m)
+        scores = Q @ K[..., start:stop, :].transpose(-2, -1)  # (..., n, b)
+        if mask is not None:
+            scores = scores.masked_fill(~mask[..., start:stop], float("-inf"))
+        new_max = torch.maximum(running_max, scores.detach().amax(dim=-1, keepdim=True))
+        shift = torch.where(torch.isfinite(new_max), new_max, torch.zeros_like(new_max))
+        p = torch.exp(scores - shift)  # (..., n, b)
+        correction = torch.exp(running_max - shift)  # rescales the old sums
+        running_z = running_z * correction + p.sum(dim=-1, keepdim=True)
+        acc = acc * correction + p @ V[..., start:stop, :]
+        running_max = new_max
+    return acc / torch.where(running_z == 0, torch.ones_like(running_z), running_z)
