@@ -1,0 +1,148 @@
+"""The course installs as documented: our helpers, one environment, clean lint."""
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import helpers
+
+REPO = Path(__file__).resolve().parents[1]
+HELPER_MODULES = sorted(p for p in (REPO / "helpers").glob("*.py"))
+
+
+def test_helpers_is_ours_not_the_pypi_package():
+    # A PyPI package literally named "helpers" exists and would shadow ours.
+    assert Path(helpers.__file__).resolve().is_relative_to(REPO)
+
+
+def test_version_is_exposed():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", helpers.__version__)
+
+
+def _pins(lines):
+    pins = {}
+    for line in lines:
+        line = line.split("#")[0].strip().lstrip("- ").strip()
+        if "==" in line:
+            name, version = line.split("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def test_requirements_and_environment_yml_pin_the_same_packages():
+    req = (REPO / "requirements.txt").read_text().splitlines()
+    env = (REPO / "environment.yml").read_text().splitlines()
+    assert req[-1].strip() == "-e .", "requirements.txt must end with -e ."
+    assert any(line.strip() == "- -e ." for line in env), "environment.yml needs -e ."
+    assert _pins(req) == _pins(env)
+    assert _pins(req)["torch"] == "2.13.0", "torch must stay pinned to the CPU build"
+
+
+def test_requirements_pin_every_package_exactly():
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line and line != "-e .":
+            assert re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.+]+", line), line
+
+
+def test_installed_versions_match_requirements():
+    from importlib.metadata import version
+
+    for name, pinned in _pins(
+        (REPO / "requirements.txt").read_text().splitlines()
+    ).items():
+        installed = version(name).split("+")[0]
+        assert installed == pinned, f"{name}: installed {installed}, pinned {pinned}"
+
+
+def test_numpy_module_never_imports_torch():
+    tree = ast.parse((REPO / "helpers" / "attention_np.py").read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in getattr(node, "names", [])
+    }
+    imported |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "torch" not in imported
+    code = "import sys, helpers.attention_np; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("path", HELPER_MODULES, ids=lambda p: p.name)
+def test_helpers_never_use_np_sqrt_for_the_scale(path):
+    # np.sqrt(d_k) is a float64 scalar in NumPy 2: it upcasts float32 arrays.
+    assert "np.sqrt(d_k)" not in path.read_text()
+
+
+def test_ruff_check_and_format():
+    paths = [
+        p
+        for p in ("helpers", "tests", "notebooks", "tools", "benchmarks")
+        if (REPO / p).exists()
+    ]
+    check = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", *paths],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", *paths],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_codespell_over_prose():
+    out = subprocess.run(
+        [sys.executable, "-m", "codespell_lib", "README.md", "notebooks", "helpers"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_notebooks_are_committed_executed_and_clean():
+    import nbformat
+
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        assert nb.metadata.kernelspec.name == "python3", path.name
+        code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+        counts = [c.execution_count for c in code]
+        assert None not in counts, f"{path.name}: a cell was never executed"
+        assert counts == list(range(1, len(code) + 1)), (
+            f"{path.name}: outputs must come from one top-to-bottom run in a "
+            f"fresh kernel (make notebooks)"
+        )
+        for cell in code:
+            assert "sys.path" not in cell.source and "os.chdir" not in cell.source
+            for out in cell.outputs:
+                assert out.output_type != "error", f"{path.name}: error output stored"
+
+
+def test_ignored_outputs_say_why():
+    import nbformat
+
+    for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            lines = cell.source.splitlines()
+            if cell.cell_type == "code" and lines and "NBVAL_IGNORE_OUTPUT" in lines[0]:
+                assert len(lines) > 1 and lines[1].lstrip().startswith("#"), (
+                    f"{path.name}: an NBVAL_IGNORE_OUTPUT cell needs a comment "
+                    f"line saying why its output varies"
+                )
