@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test notebooks lint format venv clean
+.PHONY: lab test notebooks student slides html lint format venv clean
 
 venv: $(STAMP)
 
@@ -30,6 +30,19 @@ test: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/ruff format notebooks
 	$(BIN)/python tools/execute_notebooks.py notebooks/[0-9]*.ipynb
+	$(BIN)/python tools/coursebuild.py student
+
+## make student: student copies (solutions stubbed, outputs cleared) in notebooks/student/
+student: $(STAMP)
+	$(BIN)/python tools/coursebuild.py student
+
+## make slides: reveal.js decks in build/slides/ that work offline
+slides: $(STAMP)
+	$(BIN)/python tools/coursebuild.py slides
+
+## make html: execute every lesson and export it to build/html/, offline assets
+html: $(STAMP)
+	$(BIN)/python tools/coursebuild.py html
 
 lint: $(STAMP)
 	$(BIN)/ruff check helpers tests notebooks tools benchmarks
@@ -40,4 +53,4 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix helpers tests notebooks tools benchmarks
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build test-artifacts *.egg-info .pytest_cache .ruff_cache .hypothesis

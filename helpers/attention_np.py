@@ -21,6 +21,10 @@ def _as_float(x, name, allow_neg_inf=False):
         raise TypeError(f"{name} must be real; got dtype {x.dtype}")
     if not np.issubdtype(x.dtype, np.floating):
         return x.astype(np.float64)
+    if not allow_neg_inf:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(x.sum()):
+                return x  # one cheap pass: NaN or inf anywhere makes the sum non-finite
     bad = np.isnan(x) if allow_neg_inf else ~np.isfinite(x)
     if allow_neg_inf:
         bad |= np.isposinf(x)

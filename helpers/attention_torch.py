@@ -18,6 +18,8 @@ def _as_float(x, name, allow_neg_inf=False):
         raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
     if not x.is_floating_point():
         return x.to(torch.get_default_dtype())
+    if not allow_neg_inf and torch.isfinite(x.detach().sum()):
+        return x  # one cheap pass: a NaN or inf anywhere makes the sum non-finite
     bad = torch.isnan(x) | torch.isposinf(x) if allow_neg_inf else ~torch.isfinite(x)
     if bad.any():
         where = tuple(int(i) for i in torch.nonzero(bad)[0])

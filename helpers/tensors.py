@@ -103,7 +103,9 @@ def _make_numpy(shape, mode, dtype, device, low, high, seed):
     rng = np.random.default_rng(seed) if seed is not None else np.random
     if mode == "rand":
         x = rng.random(shape) if seed is not None else rng.random_sample(shape)
-        return ((high - low) * x + low).astype(dtype)
+        x = np.asarray((high - low) * x + low, dtype=dtype)  # 0-d stays an array
+        # Rounding to a narrow dtype (float16) can land on high: keep [low, high).
+        return np.minimum(x, np.nextafter(dtype.type(high), dtype.type(low)), out=x)
     return rng.standard_normal(shape).astype(dtype)
 
 
@@ -129,7 +131,10 @@ def _make_torch(shape, mode, dtype, device, low, high, seed):
         generator = torch.Generator(device=device or "cpu").manual_seed(int(seed))
     if mode == "rand":
         x = torch.rand(shape, dtype=dtype, device=device, generator=generator)
-        return (high - low) * x + low
+        x = (high - low) * x + low
+        # Rounding to a narrow dtype (float16) can land on high: keep [low, high).
+        top = torch.tensor(high, dtype=dtype, device=device)
+        return x.clamp_(max=torch.nextafter(top, torch.full_like(top, low)))
     return torch.randn(shape, dtype=dtype, device=device, generator=generator)
 
 

@@ -146,3 +146,15 @@ def test_ignored_outputs_say_why():
                     f"{path.name}: an NBVAL_IGNORE_OUTPUT cell needs a comment "
                     f"line saying why its output varies"
                 )
+
+
+def test_environment_yml_parses_for_repo2docker():
+    yaml = pytest.importorskip("yaml")
+    env = yaml.safe_load((REPO / "environment.yml").read_text())
+    deps = env["dependencies"]
+    assert any(str(d).startswith("python=3.11") for d in deps)
+    pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+    assert "-e ." in pip
+    assert "torch==2.13.0" in pip
+    # the CPU index keeps Binder images small; see README "A class on Binder"
+    assert any(p.startswith("--extra-index-url") and "/cpu" in p for p in pip)

@@ -5,7 +5,9 @@
 This is what ``make notebooks`` runs: stored outputs always come from a real
 run, never from hand edits. Volatile metadata (execution timestamps) is
 dropped so that re-running an unchanged notebook gives a small diff; widget
-state is kept so that rendered notebooks show the widgets' last view.
+state is kept so that rendered notebooks show the widgets' last view. Each
+cell's slide metadata is set first (see coursebuild.slide_type), so slides
+always follow the lesson's headings.
 """
 
 import sys
@@ -13,11 +15,12 @@ import time
 from pathlib import Path
 
 import nbformat
+from coursebuild import add_slide_metadata
 from nbclient import NotebookClient
 
 
 def execute(path):
-    nb = nbformat.read(path, as_version=4)
+    nb = add_slide_metadata(nbformat.read(path, as_version=4))
     client = NotebookClient(
         nb,
         timeout=600,
