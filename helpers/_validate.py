@@ -73,10 +73,13 @@ def qkv_shapes(q_shape, k_shape, v_shape):
 def mask_shape(shape, scores_shape):
     """Check that a mask of ``shape`` broadcasts to the scores (..., n, m)."""
     if broadcast(shape, scores_shape) != tuple(scores_shape):
+        # a padding mask for these scores: size 1 on every axis but batch and keys
+        padding = ("batch",) + ("1",) * (len(scores_shape) - 2) + ("m",)
+        example = ", ".join(padding) if len(scores_shape) > 2 else "1, m"
         raise ValueError(
             f"mask of shape {fmt(shape)} is not broadcastable to the scores "
             f"shape (..., n, m) = {fmt(scores_shape)}; use size 1 on the axes "
-            f"it shares, e.g. (batch, 1, 1, m) for padding"
+            f"it shares, e.g. ({example}) for padding these scores"
         )
 
 

@@ -78,6 +78,13 @@ def lab(tmp_path_factory):
     (toast / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False})
     )
+    # Render every cell (no windowing), so that off-screen explorers exist in the
+    # page and can be scrolled to, as in a plain browser page.
+    tracker = settings / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(
+        json.dumps({"windowingMode": "none"})
+    )
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
