@@ -117,26 +117,52 @@ def temperature_weights(scores, temperature):
     return anp.softmax(scores / temperature)
 
 
-def heads_weights(num_heads, d_model, seq_len, seed=0):
+def heads_weights(num_heads, d_model, seq_len, seed=0, *, dtype=np.float64):
     """Per-head weights of multi-head self-attention on random data.
 
     W_Q, W_K, W_V, W_O are drawn first, N(0, 1/d_model) entries, then the tokens
     X ~ N(0, 1) of shape (seq_len, d_model): changing ``num_heads`` keeps the same
-    data and projections, and a longer sequence keeps the same first tokens.
+    data and projections, and a longer sequence keeps the same first tokens. The
+    weights are those of ``attention_np.multi_head_attention`` (W_V and W_O do not
+    change them): softmax(Q_h K_h^T / sqrt(d_k)) per head. The projections are
+    computed in float64, the scores and the softmax in ``dtype``: float64 (the
+    default) or float32 (what HeadsExplorer uses: half the memory traffic, and
+    the same colours; weights differ from float64 by about 1e-7).
+
+    Products go through ``np.einsum`` rather than ``@``: NumPy hands even these
+    small matmuls to OpenBLAS's thread pool, whose two threads on a busy 2-core
+    machine wait on each other (measured: 10x slower than one thread, so a
+    slider stalls); einsum's own loops use no threads.
 
     Shapes:
-        returns weights (num_heads, seq_len, seq_len), rows summing to 1
+        returns weights (num_heads, seq_len, seq_len) of ``dtype``, rows summing
+        to 1
     """
     d_model = v.positive_int("d_model", d_model)
-    v.heads(d_model, num_heads)
+    d_k = v.heads(d_model, num_heads)
+    num_heads = d_model // d_k
     seq_len = v.positive_int("seq_len", seq_len)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64; got {dtype}")
     rng = np.random.default_rng(_seed(seed))
-    W_Q, W_K, W_V, W_O = rng.standard_normal((4, d_model, d_model)) / math.sqrt(
+    W_Q, W_K, _, _ = rng.standard_normal((4, d_model, d_model)) / math.sqrt(
         d_model
-    )  # 4 x (d_model, d_model)
-    X = rng.standard_normal((1, seq_len, d_model))  # (batch=1, n, d_model)
-    _, weights = anp.multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads)
-    return weights[0]  # (num_heads, n, n)
+    )  # 4 x (d_model, d_model); W_V and W_O are drawn but do not shape the weights
+    X = rng.standard_normal((seq_len, d_model))  # (n, d_model)
+    Q = np.einsum("nd,de->ne", X, W_Q, optimize=False)  # (n, d_model)
+    K = np.einsum("nd,de->ne", X, W_K, optimize=False)  # (n, d_model)
+    Q_heads = Q.reshape(seq_len, num_heads, d_k).transpose(1, 0, 2)  # (H, n, d_k)
+    K_heads_T = K.reshape(seq_len, num_heads, d_k).transpose(1, 2, 0)  # (H, d_k, n)
+    # Contiguous copies in ``dtype``: einsum is fast on them (and slow on views).
+    # The scale 1/sqrt(d_k) goes on Q: n x d_model products instead of n x n.
+    Q_heads = np.ascontiguousarray(Q_heads / math.sqrt(d_k), dtype=dtype)
+    K_heads_T = np.ascontiguousarray(K_heads_T, dtype=dtype)
+    scores = np.einsum("hnk,hkm->hnm", Q_heads, K_heads_T, optimize=False)  # (H, n, n)
+    scores -= scores.max(axis=-1, keepdims=True)  # the stable softmax, in place
+    weights = np.exp(scores, out=scores)  # (H, n, n)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights
 
 
 def _seed(seed):
@@ -199,7 +225,9 @@ def png_bytes(rgb):
         )
     height, width, _ = rgb.shape
     rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # byte 0: filter 0
-    rows[:, 1:].reshape(height, width, 3)[...] = rgb  # one copy, even from a view
+    pixels = rows[:, 1:].reshape(height, width, 3)
+    for channel in range(3):  # one plane at a time: 5x faster from an RGBA view
+        pixels[..., channel] = rgb[..., channel]
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
     return b"".join(
         (
@@ -213,6 +241,46 @@ def png_bytes(rgb):
 
 def _divisors(n):
     return [h for h in range(1, n + 1) if n % h == 0]
+
+
+def _row_entropy(weights):
+    """``entropy(weights)`` of non-negative weights, kept in their float dtype.
+
+    One add, one log and one fused multiply-sum (no float64 copy, no masks):
+    the readout of HeadsExplorer over num_heads x n x n float32 weights. 0 log 0
+    = 0: the log is taken of w + tiny (the smallest normal float), which is
+    finite at w = 0 and equals w for any w above 1e-30.
+
+    Shapes:
+        weights: (..., m) -> (...)
+    """
+    w = np.asarray(weights)
+    log_w = np.add(w, np.finfo(w.dtype).tiny)  # (..., m); 3x faster than np.maximum
+    np.log(log_w, out=log_w)
+    return -np.einsum("...m,...m->...", w, log_w, optimize=False)
+
+
+def _block_max(weights, k):
+    """The largest weight in each k x k block of the last two axes.
+
+    Blocks at the end are smaller when k does not divide n or m. Slices and
+    ``np.maximum`` (k passes over rows, then over columns), 10x faster than a
+    reshape-and-max or ``np.maximum.reduceat`` on these short blocks.
+
+    Shapes:
+        weights: (..., n, m) -> (..., ceil(n / k), ceil(m / k))
+    """
+    rows = weights[..., ::k, :].copy()  # (..., ceil(n / k), m)
+    for j in range(1, k):
+        part = weights[..., j::k, :]
+        kept = rows[..., : part.shape[-2], :]
+        np.maximum(kept, part, out=kept)
+    cells = rows[..., ::k].copy()  # (..., ceil(n / k), ceil(m / k))
+    for j in range(1, k):
+        part = rows[..., j::k]
+        kept = cells[..., : part.shape[-1]]
+        np.maximum(kept, part, out=kept)
+    return cells
 
 
 # -- the explorer shell -------------------------------------------------------------
@@ -543,8 +611,13 @@ class HeadsExplorer(_Explorer):
     """One heatmap per head of multi-head self-attention on random tokens.
 
     Drag the number of heads (a divisor of d_model), d_model, the sequence
-    length and the seed. Colours run from 0 to 1 in every panel. See
-    ``heads_weights``.
+    length and the seed. Colours run from 0 to 1 in every panel. The weights
+    are computed in float32 (``heads_weights(..., dtype=np.float32)``). When
+    seq_len is larger than a panel's size in pixels, each cell shows the
+    largest weight of a k x k block of (query, key) pairs, k the smallest factor
+    that fits (``display_block``), so no weight is silently skipped; the
+    readout says so. Readout: the mean entropy per row and the largest weight,
+    per head. See ``heads_weights``.
     """
 
     figsize = (9.0, 4.0)
@@ -593,6 +666,8 @@ class HeadsExplorer(_Explorer):
         super().__init__(values, sliders)
         self.images = []
         self._layout = None
+        self.panel_pixels = None  # the side of one square panel, in pixels
+        self.display_block = 1  # k: each cell shows the max of a k x k block
         self.update()
 
     def update(self, **values):
@@ -615,7 +690,7 @@ class HeadsExplorer(_Explorer):
         super()._sync_sliders()
 
     def _compute(self, num_heads, d_model, seq_len, seed):
-        weights = heads_weights(num_heads, d_model, seq_len, seed)
+        weights = heads_weights(num_heads, d_model, seq_len, seed, dtype=np.float32)
         return {
             "num_heads": int(num_heads),
             "d_model": int(d_model),
@@ -623,7 +698,7 @@ class HeadsExplorer(_Explorer):
             "seed": int(seed),
             "d_k": d_model // num_heads,
             "weights": weights,
-            "entropy": entropy(weights).mean(axis=-1),  # (num_heads,) mean per row
+            "entropy": _row_entropy(weights).mean(axis=-1),  # (num_heads,) per row
             "max_weight": weights.max(axis=(-2, -1)),  # (num_heads,)
         }
 
@@ -682,6 +757,11 @@ class HeadsExplorer(_Explorer):
         bar = fig.colorbar(ScalarMappable(Normalize(0.0, 1.0), cmap=CMAP), cax=cax)
         bar.set_label("attention weight", fontsize=FONT_SIZE)
         bar.ax.tick_params(labelsize=12)
+        width, height = self.canvas.get_width_height()
+        box = axes[0].get_position(original=True)  # imshow fits a square inside
+        self.panel_pixels = max(
+            1, math.floor(min(box.width * width, box.height * height))
+        )
         self._layout = (num_heads, d_model)
         self._rebuild()
 
@@ -690,11 +770,19 @@ class HeadsExplorer(_Explorer):
         if self._layout != (num_heads, d_model):
             self._build_axes(num_heads, d_model)
         n = data["seq_len"]
-        extent = (-0.5, n - 0.5, n - 0.5, -0.5)
-        for image, weights in zip(self.images, data["weights"], strict=True):
+        k = 1 if n <= self.panel_pixels else math.ceil(n / self.panel_pixels)
+        self.display_block = k
+        shown = data["weights"] if k == 1 else _block_max(data["weights"], k)
+        end = shown.shape[-1] * k - 0.5  # past n - 0.5 when k does not divide n
+        extent = (-0.5, end, end, -0.5)  # cell i covers tokens k*i .. k*i + k - 1
+        for image, weights in zip(self.images, shown, strict=True):
             image.set_data(weights)
-            if image.get_extent() != extent:
+            if tuple(image.get_extent()) != extent:
                 image.set_extent(extent)
+            ax = image.axes
+            if ax.get_xlim() != (-0.5, n - 0.5):  # a short last block is clipped
+                ax.set_xlim(-0.5, n - 0.5)
+                ax.set_ylim(n - 0.5, -0.5)
         return self.images
 
     def _readout(self, data):
@@ -707,7 +795,15 @@ class HeadsExplorer(_Explorer):
             f"<b>d_k per head</b> {data['d_k']} (scale 1/√{data['d_k']}) "
             f"&nbsp;·&nbsp; <b>entropy / max weight per head</b> {per_head} "
             f"(uniform entropy log({data['seq_len']}) = "
-            f"{math.log(data['seq_len']):.2f})</span>"
+            f"{math.log(data['seq_len']):.2f})"
+            + (
+                ""
+                if self.display_block == 1
+                else f"<br><i>shown at reduced resolution: {data['seq_len']} tokens "
+                f"in {self.panel_pixels}-pixel panels, each cell is the largest "
+                f"weight of a {self.display_block}×{self.display_block} block</i>"
+            )
+            + "</span>"
         )
 
 
@@ -832,7 +928,7 @@ class CheckpointExplorer(_Explorer):
         self.ax_heat, self.ax_curve = fig.subplots(
             1, 2, gridspec_kw={"width_ratios": (1.15, 1.0)}
         )
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.2, top=0.88, wspace=0.45)
+        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.24, top=0.9, wspace=0.45)
         ax = self.ax_heat
         self.heatmap = ax.imshow(
             self.weights_per_step[0],
@@ -851,6 +947,11 @@ class CheckpointExplorer(_Explorer):
             else:
                 every = math.ceil(size / 12)
                 axis.set_ticks(range(0, size, every), labels[::every])
+        if self.key_labels is not None and max(map(len, self.key_labels)) > 2:
+            for tick in ax.get_xticklabels():  # long labels: slanted, no overlap
+                tick.set_rotation(45)
+                tick.set_horizontalalignment("right")
+                tick.set_rotation_mode("anchor")
         bar = fig.colorbar(self.heatmap, ax=ax, fraction=0.05, pad=0.03)
         bar.ax.tick_params(labelsize=FONT_SIZE - 1)
         _style(ax, "attention weights", "keys (m)", "queries (n)")

@@ -173,8 +173,13 @@ def test_temperature_scores_must_be_one_finite_row():
 def test_heads_weights_shape_and_rows_sum_to_one(num_heads, d_model, seq_len):
     w = widgets.heads_weights(num_heads, d_model, seq_len, seed=0)
     assert w.shape == (num_heads, seq_len, seq_len)
-    np.testing.assert_allclose(w.sum(axis=-1), 1.0)
+    assert w.dtype == np.float64  # the documented default
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=1e-12)
     assert (w >= 0).all()
+    w32 = widgets.heads_weights(num_heads, d_model, seq_len, seed=0, dtype="float32")
+    assert w32.shape == w.shape and w32.dtype == np.float32
+    np.testing.assert_allclose(w32.sum(axis=-1), 1.0, rtol=1e-6)
+    assert (w32 >= 0).all()
 
 
 def test_heads_weights_equal_a_per_head_reference():
@@ -196,6 +201,29 @@ def test_heads_weights_equal_a_per_head_reference():
     np.testing.assert_allclose(got, np.stack(expected), rtol=1e-10)
 
 
+@pytest.mark.parametrize(
+    "num_heads, d_model, seq_len",
+    [(1, 4, 3), (2, 8, 6), (4, 8, 1), (8, 8, 5), (8, 64, 40), (3, 12, 17)],
+)
+def test_heads_weights_equal_multi_head_attention(num_heads, d_model, seq_len):
+    """The einsum path gives the weights of the course's multi_head_attention."""
+    rng = np.random.default_rng(9)
+    W_Q, W_K, W_V, W_O = rng.standard_normal((4, d_model, d_model)) / math.sqrt(d_model)
+    X = rng.standard_normal((1, seq_len, d_model))  # (batch=1, n, d_model)
+    _, expected = anp.multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads)
+    got = widgets.heads_weights(num_heads, d_model, seq_len, seed=9)
+    np.testing.assert_allclose(got, expected[0], rtol=1e-10, atol=1e-15)
+    got32 = widgets.heads_weights(num_heads, d_model, seq_len, 9, dtype=np.float32)
+    np.testing.assert_allclose(got32, expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_heads_weights_dtype_must_be_float32_or_float64():
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        widgets.heads_weights(2, 8, 4, seed=0, dtype=np.float16)
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        widgets.heads_weights(2, 8, 4, seed=0, dtype=int)
+
+
 def test_heads_weights_seeded_and_prefix_stable():
     a = widgets.heads_weights(2, 8, 6, seed=1)
     np.testing.assert_array_equal(a, widgets.heads_weights(2, 8, 6, seed=1))
@@ -211,11 +239,44 @@ def test_heads_weights_rejects_a_non_divisor():
         widgets.heads_weights(3, 8, 4, seed=0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_entropy_equals_entropy_and_keeps_the_dtype(dtype):
+    w = widgets.heads_weights(4, 16, 50, seed=2, dtype=dtype)
+    w[0, 0] = np.eye(50)[3]  # a one-hot row: 0 log 0 = 0, entropy 0
+    got = widgets._row_entropy(w)
+    assert got.shape == (4, 50) and got.dtype == dtype
+    np.testing.assert_allclose(got, widgets.entropy(w), rtol=1e-5, atol=1e-6)
+    assert got[0, 0] == 0.0
+
+
 def test_entropy_handles_zeros():
     assert widgets.entropy([1.0, 0.0, 0.0]) == 0.0
     np.testing.assert_allclose(
         widgets.entropy(np.full((2, 4), 0.25)), [math.log(4)] * 2
     )
+
+
+def _block_max_by_loops(w, k):
+    """Reference: the max of each k x k block, one block at a time."""
+    *lead, n, m = w.shape
+    out = np.empty((*lead, -(-n // k), -(-m // k)), w.dtype)
+    for i in range(out.shape[-2]):
+        for j in range(out.shape[-1]):
+            out[..., i, j] = w[..., i * k : (i + 1) * k, j * k : (j + 1) * k].max(
+                axis=(-2, -1)
+            )
+    return out
+
+
+@pytest.mark.parametrize(
+    "shape, k", [((2, 12, 12), 3), ((2, 13, 11), 3), ((1, 7, 7), 7), ((3, 5, 9), 2)]
+)
+def test_block_max_equals_a_loop_over_blocks(shape, k):
+    w = np.random.default_rng(1).random(shape, dtype=np.float32)
+    got = widgets._block_max(w, k)
+    np.testing.assert_array_equal(got, _block_max_by_loops(w, k))
+    assert got.dtype == w.dtype
+    np.testing.assert_array_equal(widgets._block_max(w, 1), w)
 
 
 def test_png_bytes_round_trip():
@@ -224,6 +285,15 @@ def test_png_bytes_round_trip():
     np.testing.assert_array_equal(decoded, rgb)
     with pytest.raises(ValueError, match="uint8"):
         widgets.png_bytes(rgb.astype(float))
+
+
+def test_png_bytes_from_an_rgba_view_round_trips():
+    """What the explorers pass: the RGB planes of the canvas's RGBA buffer."""
+    rgba = np.random.default_rng(1).integers(0, 256, (6, 9, 4), dtype=np.uint8)
+    view = rgba[..., :3]  # strided, not contiguous
+    decoded = np.asarray(Image.open(io.BytesIO(widgets.png_bytes(view))))
+    np.testing.assert_array_equal(decoded, view)
+    assert widgets.png_bytes(view) == widgets.png_bytes(np.ascontiguousarray(view))
 
 
 # the explorers --------------------------------------------------------------------
@@ -391,15 +461,23 @@ def test_heads_explorer_images_hold_each_head():
     explorer = widgets.HeadsExplorer(num_heads=2, d_model=8, seq_len=6, seed=0)
     _check_explorer_shell(explorer, ["num_heads", "d_model", "seq_len", "seed"])
     assert list(explorer.sliders["num_heads"].options) == [1, 2, 4, 8]
-    expected = widgets.heads_weights(2, 8, 6, 0)
+    expected = widgets.heads_weights(2, 8, 6, 0, dtype=np.float32)  # what it shows
+    assert explorer.data["weights"].dtype == np.float32
     assert len(explorer.images) == 2
+    assert explorer.display_block == 1  # 6 tokens: every weight has its own cell
     for image, w in zip(explorer.images, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(image.get_array()), w)
         assert image.get_clim() == (0.0, 1.0)
         assert image.get_cmap().name == "viridis"
+    exact = widgets.heads_weights(2, 8, 6, 0)  # float64: float32 only rounds
+    np.testing.assert_allclose(explorer.data["weights"], exact, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(
-        explorer.data["entropy"], widgets.entropy(expected).mean(-1)
+        explorer.data["entropy"], widgets.entropy(exact).mean(-1), rtol=1e-5
     )
+    np.testing.assert_allclose(
+        explorer.data["max_weight"], exact.max(axis=(-2, -1)), rtol=1e-6
+    )
+    assert "reduced resolution" not in explorer.readout.value
 
 
 def test_heads_explorer_changes_heads_and_length():
@@ -411,10 +489,52 @@ def test_heads_explorer_changes_heads_and_length():
     _sweep(explorer, "num_heads", [4, 8, 1])
     explorer.sliders["num_heads"].value = 4
     assert len(explorer.images) == 4
-    expected = widgets.heads_weights(4, 8, 128, 5)
+    expected = widgets.heads_weights(4, 8, 128, 5, dtype=np.float32)
+    assert explorer.panel_pixels >= 128 and explorer.display_block == 1
     for image, w in zip(explorer.images, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(image.get_array()), w)
         assert image.get_extent() == [-0.5, 127.5, 127.5, -0.5]
+
+
+def _padded_block_max(w, k):
+    """Reference for the explorer: pad to a multiple of k with 0, reshape, max."""
+    h, n, _ = w.shape
+    size = -(-n // k) * k
+    padded = np.zeros((h, size, size), w.dtype)  # weights >= 0: 0 never wins
+    padded[:, :n, :n] = w
+    return padded.reshape(h, size // k, k, size // k, k).max(axis=(2, 4))
+
+
+@pytest.mark.parametrize("num_heads, seq_len", [(8, 512), (8, 511), (4, 300)])
+def test_heads_explorer_shows_long_sequences_at_reduced_resolution(num_heads, seq_len):
+    explorer = widgets.HeadsExplorer(num_heads=num_heads, d_model=64, seq_len=8)
+    assert explorer.display_block == 1
+    data = explorer.update(seq_len=seq_len, seed=3)
+    weights = widgets.heads_weights(num_heads, 64, seq_len, 3, dtype=np.float32)
+    np.testing.assert_array_equal(data["weights"], weights)  # the data: full size
+    # The panel size is the drawn size of each (square) panel in pixels.
+    box = explorer.images[0].axes.get_window_extent()
+    assert explorer.panel_pixels == math.floor(min(box.width, box.height))
+    # k: the smallest block that fits every weight into the panel's pixels.
+    pixels, k = explorer.panel_pixels, explorer.display_block
+    assert k >= 2
+    assert math.ceil(seq_len / k) <= pixels < math.ceil(seq_len / (k - 1))
+    shown = _padded_block_max(weights, k)
+    end = shown.shape[-1] * k - 0.5
+    for image, w in zip(explorer.images, shown, strict=True):
+        np.testing.assert_array_equal(np.asarray(image.get_array()), w)
+        assert image.get_extent() == [-0.5, end, end, -0.5]
+        assert image.axes.get_xlim() == (-0.5, seq_len - 0.5)  # tokens, unchanged
+        assert image.axes.get_ylim() == (seq_len - 0.5, -0.5)
+    assert "reduced resolution" in explorer.readout.value
+    assert f"{k}×{k} block" in explorer.readout.value
+    # Back to a short sequence: full resolution, no note.
+    data = explorer.update(seq_len=20)
+    assert explorer.display_block == 1
+    for image, w in zip(explorer.images, data["weights"], strict=True):
+        np.testing.assert_array_equal(np.asarray(image.get_array()), w)
+        assert image.axes.get_xlim() == (-0.5, 19.5)
+    assert "reduced resolution" not in explorer.readout.value
 
 
 def test_heads_explorer_d_model_change_keeps_num_heads_a_divisor():
