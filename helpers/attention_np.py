@@ -268,25 +268,33 @@ def online_attention(Q, K, V, block_size=128, mask=None):
     Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
     dtype = _float_dtype(Q, K, V)
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
-    scale = v.default_scale(None, d_k)
     if mask is not None:
         mask = np.broadcast_to(_check_mask(mask, batch + (n, m)), batch + (n, m))
+    # Work in base 2, as FlashAttention does: exp(x) = 2 ** (x * log2(e)), so fold
+    # log2(e) into the scale of Q, once; np.exp2 is about twice as fast as np.exp.
+    # Q gets every batch axis, so the scores below do too and can be updated in place.
+    scale = v.default_scale(None, d_k) * 1.4426950408889634  # log2(e)
+    Q = np.broadcast_to(Q, batch + (n, d_k)) * scale  # (..., n, d_k)
 
     running_max = np.full(batch + (n, 1), -np.inf, dtype=dtype)  # max score so far
-    running_z = np.zeros(batch + (n, 1), dtype=dtype)  # sum of exp(score - max)
-    acc = np.zeros(batch + (n, d_v), dtype=dtype)  # sum of exp(score - max) v
+    running_z = np.zeros(batch + (n, 1), dtype=dtype)  # sum of 2 ** (score - max)
+    acc = np.zeros(batch + (n, d_v), dtype=dtype)  # sum of 2 ** (score - max) v
     for start in range(0, m, block_size):
         stop = min(start + block_size, m)
         scores = Q @ np.swapaxes(K[..., start:stop, :], -1, -2)  # (..., n, b)
-        scores *= scale
         if mask is not None:
             scores = np.where(mask[..., start:stop], scores, -np.inf)
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
-        shift = np.where(np.isfinite(new_max), new_max, 0.0).astype(dtype)
-        p = np.exp(scores - shift)  # (..., n, b)
-        correction = np.exp(running_max - shift)  # rescales the old sums
-        running_z = running_z * correction + p.sum(axis=-1, keepdims=True)
-        acc = acc * correction + p @ V[..., start:stop, :]
+        shift = new_max
+        if mask is not None:  # rows that have seen no key yet: max -inf, shift by 0
+            shift = np.where(new_max > -np.inf, new_max, 0.0).astype(dtype)
+        scores -= shift  # in place: no second (..., n, b) array
+        p = np.exp2(scores, out=scores)  # (..., n, b)
+        correction = np.exp2(running_max - shift)  # rescales the old sums
+        running_z *= correction
+        running_z += p.sum(axis=-1, keepdims=True)
+        acc *= correction
+        acc += p @ V[..., start:stop, :]
         running_max = new_max
     running_z[running_z == 0] = 1.0  # fully masked rows: 0 / 1 = 0
     return acc / running_z

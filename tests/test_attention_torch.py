@@ -264,3 +264,28 @@ def test_multi_head_attention_float32_matches_numpy():
     )
     np.testing.assert_allclose(out.numpy(), out_np, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(weights.numpy(), w_np, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_online_attention_large_scores_and_empty_rows_in_low_precision(
+    block_size, dtype
+):
+    # The lazy rescaling of online_attention once gave NaN in float32 when a
+    # row's first allowed key had a very negative score; float64 hid it.
+    g = torch.Generator().manual_seed(8)
+    Q = torch.randn(2, 7, 8, generator=g, dtype=dtype) * 200  # scores up to ~1e4
+    K = torch.randn(2, 11, 8, generator=g, dtype=dtype)
+    V = torch.randn(2, 11, 5, generator=g, dtype=dtype)
+    mask = torch.rand(2, 7, 11, generator=g) > 0.5
+    mask[0, 3] = False  # a fully masked row
+    mask[1, 0] = False
+    mask[1, 0, -1] = True  # a row whose only key comes last
+    out = atn.online_attention(Q, K, V, block_size=block_size, mask=mask)
+    assert torch.isfinite(out).all()
+    reference, _ = anp.scaled_dot_product_attention(
+        Q.double().numpy(), K.double().numpy(), V.double().numpy(), mask=mask.numpy()
+    )
+    tol = 1e-4 if dtype == torch.float32 else 1e-10
+    np.testing.assert_allclose(out.double().numpy(), reference, rtol=tol, atol=tol)
+    assert torch.equal(out[0, 3], torch.zeros(5, dtype=dtype))
