@@ -53,6 +53,9 @@ def _check_weights(w, name, meaning):
         )
 
 
+_SINGULAR = {"queries": "query", "keys": "key", "rows": "row", "columns": "column"}
+
+
 def _check_labels(labels, count, name, axis_name):
     """Return ``labels`` as a list of strings, or None; check there are ``count``."""
     if labels is None:
@@ -61,7 +64,7 @@ def _check_labels(labels, count, name, axis_name):
     if len(labels) != count:
         raise ValueError(
             f"{name} has {len(labels)} labels but the weights have "
-            f"{count} {axis_name}: give one label per {axis_name[:-1]}"
+            f"{count} {axis_name}: give one label per {_SINGULAR.get(axis_name)}"
         )
     return labels
 

@@ -37,6 +37,7 @@ from matplotlib.ticker import MaxNLocator
 
 from helpers import _validate as v
 from helpers import attention_np as anp
+from helpers.plotting import _check_labels
 
 FONT_SIZE = 13  # titles and axis labels; ticks use 12 (readable on a projector)
 DPI = 90  # with the 9-inch figures: about 810 pixels wide
@@ -908,10 +909,8 @@ class CheckpointExplorer(_Explorer):
         self.weights_per_step, self.steps = _checkpoint_arrays(weights_per_step, steps)
         checkpoint_weights(self.weights_per_step, self.steps, step_index)  # validate
         count, n, m = self.weights_per_step.shape
-        self.query_labels = _checkpoint_labels(
-            query_labels, n, "query_labels", "queries"
-        )
-        self.key_labels = _checkpoint_labels(key_labels, m, "key_labels", "keys")
+        self.query_labels = _check_labels(query_labels, n, "query_labels", "queries")
+        self.key_labels = _check_labels(key_labels, m, "key_labels", "keys")
         sliders = {
             "step_index": W.IntSlider(
                 value=int(step_index),
@@ -1002,15 +1001,3 @@ class CheckpointExplorer(_Explorer):
             f"{int(self.steps[0])}..{int(self.steps[-1])}, "
             f"step_index={self.values['step_index']})"
         )
-
-
-def _checkpoint_labels(labels, count, name, what):
-    """Labels as a list of ``count`` strings, or None."""
-    if labels is None:
-        return None
-    labels = [str(label) for label in labels]
-    if len(labels) != count:
-        raise ValueError(
-            f"{name} has {len(labels)} labels but the weights have {count} {what}"
-        )
-    return labels

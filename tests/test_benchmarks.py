@@ -5,9 +5,7 @@ with one sample each, asserting sane times and memory, an error column that is
 small against the float64 reference, and a report with a row per method.
 """
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,15 +15,8 @@ METHODS = ["loop", "anp.sdpa", "atn.sdpa", "atn.online", "SDPA"]
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("attention_speed", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+def bench(load_script):
+    return load_script(PATH)
 
 
 @pytest.fixture(scope="module")

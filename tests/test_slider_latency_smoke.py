@@ -4,9 +4,7 @@ A smoke test only, no timing thresholds: the quickest configuration (seq_len 8,
 two updates), asserting positive finite times and a sane report.
 """
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,15 +15,8 @@ CHECKPOINTS = (WEIGHTS, [0, 10])  # weights_per_step, steps
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("slider_latency", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+def bench(load_script):
+    return load_script(PATH)
 
 
 @pytest.fixture(scope="module")
