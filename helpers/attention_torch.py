@@ -38,6 +38,22 @@ def _same_dtype(*tensors):
     return [t.to(dtype) for t in tensors]
 
 
+def _float_inputs(Q, K, V, names=("Q", "K", "V")):
+    """Q, K, V as floating tensors of one dtype; NaN or inf in any is reported.
+
+    Fast path: when all three share a float dtype, their three sums are finite
+    exactly when no input holds NaN or inf (or a sum overflowed, and then
+    _as_float looks closer) -- one sum per input, no pass over the scores.
+    """
+    if Q.is_floating_point() and Q.dtype == K.dtype == V.dtype:
+        total = sum(float(x.detach().sum()) for x in (Q, K, V))
+        if abs(total) < float("inf"):  # False for NaN too
+            return Q, K, V
+    return _same_dtype(
+        *(_as_float(x, n) for x, n in zip((Q, K, V), names, strict=True))
+    )
+
+
 def _check_mask(mask, scores_shape):
     mask = torch.as_tensor(mask)
     if mask.dtype != torch.bool:
@@ -101,7 +117,7 @@ def attention_one_query(q, K, V, scale=None):
                 f"got shape {v.fmt(x.shape)}"
             )
     v.qkv_shapes((1,) + tuple(q.shape), tuple(K.shape), tuple(V.shape))
-    q, K, V = _same_dtype(_as_float(q, "q"), _as_float(K, "K"), _as_float(V, "V"))
+    q, K, V = _float_inputs(q, K, V, names=("q", "K", "V"))
     scale = v.default_scale(scale, q.shape[0])
     scores = (K @ q) * scale  # (m,)  score(q, k_s) = <q, k_s> / sqrt(d_k)
     weights = torch.softmax(scores, dim=0)  # (m,)  exp(score_s) / Z
@@ -123,14 +139,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     """
     Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
     batch, n, m, d_k, _ = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
-    # Fast path of the checks in _as_float: three float sums are finite exactly when
-    # no input holds NaN or inf (or a sum overflowed: then _as_float looks closer).
-    same_float = Q.is_floating_point() and Q.dtype == K.dtype == V.dtype
-    if not (
-        same_float
-        and abs(sum(float(x.detach().sum()) for x in (Q, K, V))) < float("inf")
-    ):
-        Q, K, V = _same_dtype(_as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V"))
+    Q, K, V = _float_inputs(Q, K, V)
     scale = v.default_scale(scale, d_k)
     if Q.ndim == K.ndim == 2:  # one head: the matmul applies the scale (alpha)
         scores = torch.addmm(Q.new_zeros(()), Q, K.T, beta=0, alpha=scale)  # (n, m)
@@ -257,13 +266,7 @@ def online_attention(Q, K, V, block_size=128, mask=None):
     Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
     batch, n, m, d_k, d_v = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
     block_size = v.positive_int("block_size", block_size)
-    # The checks of _as_float, with the same fast path as scaled_dot_product_attention.
-    same_float = Q.is_floating_point() and Q.dtype == K.dtype == V.dtype
-    if not (
-        same_float
-        and abs(sum(float(x.detach().sum()) for x in (Q, K, V))) < float("inf")
-    ):
-        Q, K, V = _same_dtype(_as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V"))
+    Q, K, V = _float_inputs(Q, K, V)
     lead = batch or (1,)  # the batch axes; one axis of size 1 for a single head
     if mask is not None:
         mask = _check_mask(mask, batch + (n, m)).expand(*lead, n, m)
