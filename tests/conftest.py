@@ -6,14 +6,10 @@ type, and a converter back, so that one test body checks both modules.
 
 ``reference`` is an explicit loop over batch, queries and keys in float64,
 written without vectorisation, the independent answer the helpers must match.
-
-``load_script`` imports a script that is not in a package (benchmarks/, tools/).
 """
 
-import importlib.util
 import itertools
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -109,21 +105,3 @@ def reference_attention(Q, K, V, mask=None, scale=None):
 def reference():
     """The loop reference ``reference_attention(Q, K, V, mask=None, scale=None)``."""
     return reference_attention
-
-
-@pytest.fixture(scope="module")
-def load_script():
-    """Import scripts by path for one test module; forget them afterwards."""
-    loaded = []
-
-    def load(path):
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up here
-        loaded.append(spec.name)
-        spec.loader.exec_module(module)
-        return module
-
-    yield load
-    for name in loaded:
-        sys.modules.pop(name, None)

@@ -1,6 +1,7 @@
 """Execute notebooks in place, each in a fresh kernel, and store their outputs.
 
-    python tools/execute_notebooks.py notebooks/[0-9]*.ipynb
+    python -m tools.execute_notebooks notebooks/[0-9]*.ipynb
+    python tools/execute_notebooks.py notebooks/[0-9]*.ipynb   # the same
 
 This is what ``make notebooks`` runs: stored outputs always come from a real
 run, never from hand edits. Volatile metadata (execution timestamps) is
@@ -15,8 +16,11 @@ import time
 from pathlib import Path
 
 import nbformat
-from coursebuild import add_slide_metadata
 from nbclient import NotebookClient
+
+if not __package__:  # run as a script: import the tools package from the repo root
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from tools.coursebuild import add_slide_metadata  # noqa: E402
 
 
 def execute(path):
