@@ -114,18 +114,40 @@ def positive_int(name, value):
 
 
 def heads(d_model, num_heads):
-    """Return d_model // num_heads, raising unless it divides evenly."""
+    """Return the head size d_k = d_model // num_heads, raising unless it divides."""
     num_heads = positive_int("num_heads", num_heads)
     if d_model % num_heads:
         raise ValueError(
             f"d_model={d_model} is not divisible by num_heads={num_heads}: "
-            f"each head gets d_model / num_heads features"
+            f"each head gets d_k = d_model / num_heads features"
         )
     return d_model // num_heads
 
 
-def mha_shapes(x_shape, kv_shape, weight_shapes):
-    """Check X (batch, n, d_model), kv (batch, m, d_model), W (d_model, d_model)."""
+def kv_heads(num_heads, num_kv_heads):
+    """Return num_kv_heads (num_heads when None), raising unless it divides num_heads.
+
+    Grouped-query attention: each K/V head serves num_heads // num_kv_heads
+    query heads.
+    """
+    num_heads = positive_int("num_heads", num_heads)
+    if num_kv_heads is None:
+        return num_heads
+    num_kv_heads = positive_int("num_kv_heads", num_kv_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_heads={num_heads} is not a multiple of num_kv_heads={num_kv_heads}: "
+            f"each K/V head must serve the same number of query heads"
+        )
+    return num_kv_heads
+
+
+def mha_shapes(x_shape, kv_shape, weight_shapes, kv_width=None):
+    """Check X (batch, n, d_model), kv (batch, m, d_model) and the projections.
+
+    W_Q and W_O are (d_model, d_model); W_K and W_V are (d_model, kv_width),
+    kv_width = num_kv_heads * d_k (d_model when None: one K/V head per query head).
+    """
     if len(x_shape) != 3:
         hint = " (add a batch axis: X[None])" if len(x_shape) == 2 else ""
         raise ValueError(
@@ -137,10 +159,41 @@ def mha_shapes(x_shape, kv_shape, weight_shapes):
             f"kv must have shape (batch, m, d_model) = ({x_shape[0]}, m, {d_model}) "
             f"to match X {fmt(x_shape)}; got {fmt(kv_shape)}"
         )
+    kv_width = d_model if kv_width is None else kv_width
     for name, shape in weight_shapes.items():
-        if tuple(shape) != (d_model, d_model):
+        width, rule = d_model, "(d_model, d_model)"
+        if name in ("W_K", "W_V") and kv_width != d_model:
+            width, rule = kv_width, "(d_model, num_kv_heads * d_k)"
+        if tuple(shape) != (d_model, width):
             raise ValueError(
-                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}) "
+                f"{name} must have shape {rule} = ({d_model}, {width}) "
                 f"for X {fmt(x_shape)}, applied as X @ {name}; got {fmt(shape)}"
             )
     return d_model
+
+
+def rope_shapes(x_shape, positions_shape):
+    """Check x (..., n, d) with d even, and positions broadcastable to (..., n)."""
+    require_ndim("x", x_shape, 2, "(..., n, d)")
+    d = x_shape[-1]
+    if d % 2 or d == 0:
+        raise ValueError(
+            f"x must have an even, non-zero last axis d (RoPE rotates pairs of "
+            f"coordinates); got d={d} in shape {fmt(x_shape)}"
+        )
+    if positions_shape is not None and broadcast(
+        positions_shape, x_shape[:-1]
+    ) != tuple(x_shape[:-1]):
+        raise ValueError(
+            f"positions of shape {fmt(positions_shape)} do not broadcast to x's "
+            f"(..., n) = {fmt(x_shape[:-1])}; give one position per query, e.g. "
+            f"shape ({x_shape[-2]},)"
+        )
+
+
+def rope_base(base):
+    """Return ``base`` as a float, raising unless it is finite and > 1."""
+    base = float(base)
+    if not math.isfinite(base) or base <= 1:
+        raise ValueError(f"base must be a finite number > 1; got {base}")
+    return base

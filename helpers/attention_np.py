@@ -227,7 +227,9 @@ def merge_heads(x):
     return x.reshape(*lead, n, num_heads * d_head)
 
 
-def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+def multi_head_attention(
+    X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None, num_kv_heads=None
+):
     """Multi-head attention: project, split heads, attend, merge, project.
 
     Q = X @ W_Q, K = kv @ W_K, V = kv @ W_V (kv defaults to X: self-attention),
@@ -235,21 +237,61 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
     go through W_O. ``mask`` (True = may attend) broadcasts to
     (batch, num_heads, n, m).
 
+    Grouped-query attention: with ``num_kv_heads`` (a divisor of num_heads), W_K
+    and W_V give only num_kv_heads heads of size d_k, and query head h uses K/V
+    head h // (num_heads // num_kv_heads). num_kv_heads=1 is multi-query attention.
+
     Shapes:
-        X: (batch, n, d_model)  kv: (batch, m, d_model)  W_*: (d_model, d_model)
+        X: (batch, n, d_model)  kv: (batch, m, d_model)
+        W_Q, W_O: (d_model, d_model)  W_K, W_V: (d_model, num_kv_heads * d_k)
         returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
     """
     X = _as_float(X, "X")
     kv = X if kv is None else _as_float(kv, "kv")
     weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
-    v.mha_shapes(X.shape, kv.shape, {k: np.shape(w) for k, w in weights.items()})
+    d_k = v.heads(X.shape[-1], num_heads)
+    num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+    shapes = {k: np.shape(w) for k, w in weights.items()}
+    v.mha_shapes(X.shape, kv.shape, shapes, kv_width=num_kv_heads * d_k)
     W_Q, W_K, W_V, W_O = (_as_float(w, k) for k, w in weights.items())
-    v.heads(X.shape[-1], num_heads)
-    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_head)
-    K = split_heads(kv @ W_K, num_heads)  # (batch, H, m, d_head)
-    V = split_heads(kv @ W_V, num_heads)  # (batch, H, m, d_head)
+    group = num_heads // num_kv_heads  # query heads per K/V head
+    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_k)
+    K = split_heads(kv @ W_K, num_kv_heads)  # (batch, H_kv, m, d_k)
+    V = split_heads(kv @ W_V, num_kv_heads)  # (batch, H_kv, m, d_k)
+    K = np.repeat(K, group, axis=-3)  # (batch, H, m, d_k): head h gets h // group
+    V = np.repeat(V, group, axis=-3)  # (batch, H, m, d_k)
     heads_out, attn = scaled_dot_product_attention(Q, K, V, mask=mask)
     return merge_heads(heads_out) @ W_O, attn  # (batch, n, d_model), (batch, H, n, m)
+
+
+def rope(x, positions=None, base=10000.0):
+    """Rotary position embedding: rotate coordinate pairs by position-dependent angles.
+
+    Pairs are interleaved, as in the RoFormer paper: pair i holds coordinates
+    (2i, 2i + 1) and turns by the angle position * base ** (-2i / d). A rotation
+    keeps every norm, position 0 is the identity, and after rotating queries and
+    keys, q . k depends only on the offset between their positions.
+
+    Shapes:
+        x: (..., n, d), d even  positions: (n,) or broadcastable to (..., n);
+        default 0..n-1. Returns the shape and float dtype of x.
+    """
+    x = _as_float(x, "x")
+    if positions is not None:
+        positions = _as_float(positions, "positions")
+    v.rope_shapes(x.shape, None if positions is None else np.shape(positions))
+    base = v.rope_base(base)
+    n, d = x.shape[-2:]
+    if positions is None:
+        positions = np.arange(n)
+    freqs = base ** (-np.arange(0, d, 2) / d)  # (d/2,) angle per unit of position
+    angles = np.asarray(positions, dtype=np.float64)[..., None] * freqs  # (..., n, d/2)
+    cos, sin = np.cos(angles).astype(x.dtype), np.sin(angles).astype(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) each: the pairs
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin  # each pair turns by its angle
+    out[..., 1::2] = even * sin + odd * cos
+    return out
 
 
 def online_attention(Q, K, V, block_size=128, mask=None):

@@ -7,6 +7,7 @@ dtype. NumPy arrays are accepted and converted with ``torch.as_tensor``.
 """
 
 import torch
+from torch import nn
 
 from helpers import _validate as v
 
@@ -222,33 +223,72 @@ def merge_heads(x):
     return x.transpose(-2, -3).reshape(*lead, n, num_heads * d_head)
 
 
-def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+def multi_head_attention(
+    X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None, num_kv_heads=None
+):
     """Multi-head attention: project, split heads, attend, merge, project.
 
     Q = X @ W_Q, K = kv @ W_K, V = kv @ W_V (kv defaults to X), each head with
     d_k = d_model / num_heads, merged heads through W_O. ``mask`` (True = may
-    attend) broadcasts to (batch, num_heads, n, m).
+    attend) broadcasts to (batch, num_heads, n, m). With ``num_kv_heads``
+    (grouped-query attention) W_K and W_V give num_kv_heads heads and query head
+    h uses K/V head h // (num_heads // num_kv_heads).
 
     Shapes:
-        X: (batch, n, d_model)  kv: (batch, m, d_model)  W_*: (d_model, d_model)
+        X: (batch, n, d_model)  kv: (batch, m, d_model)
+        W_Q, W_O: (d_model, d_model)  W_K, W_V: (d_model, num_kv_heads * d_k)
         returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
     """
     X = _as_float(X, "X")
     kv = X if kv is None else _as_float(kv, "kv")
     weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
     weights = {k: torch.as_tensor(w) for k, w in weights.items()}
-    v.mha_shapes(
-        tuple(X.shape), tuple(kv.shape), {k: tuple(w.shape) for k, w in weights.items()}
-    )
-    v.heads(X.shape[-1], num_heads)
+    d_k = v.heads(X.shape[-1], num_heads)
+    num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+    shapes = {k: tuple(w.shape) for k, w in weights.items()}
+    v.mha_shapes(tuple(X.shape), tuple(kv.shape), shapes, kv_width=num_kv_heads * d_k)
     X, kv, W_Q, W_K, W_V, W_O = _same_dtype(
         X, kv, *(_as_float(w, k) for k, w in weights.items())
     )
-    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_head)
-    K = split_heads(kv @ W_K, num_heads)  # (batch, H, m, d_head)
-    V = split_heads(kv @ W_V, num_heads)  # (batch, H, m, d_head)
+    group = num_heads // num_kv_heads  # query heads per K/V head
+    Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_k)
+    K = split_heads(kv @ W_K, num_kv_heads)  # (batch, H_kv, m, d_k)
+    V = split_heads(kv @ W_V, num_kv_heads)  # (batch, H_kv, m, d_k)
+    K = K.repeat_interleave(group, dim=-3)  # (batch, H, m, d_k): head h gets h // group
+    V = V.repeat_interleave(group, dim=-3)  # (batch, H, m, d_k)
     heads_out, attn = scaled_dot_product_attention(Q, K, V, mask=mask)
     return merge_heads(heads_out) @ W_O, attn  # (batch, n, d_model), (batch, H, n, m)
+
+
+def rope(x, positions=None, base=10000.0):
+    """Rotary position embedding: rotate coordinate pairs by position-dependent angles.
+
+    Pairs are interleaved, as in the RoFormer paper: pair i holds coordinates
+    (2i, 2i + 1) and turns by the angle position * base ** (-2i / d). Norms are
+    kept, position 0 is the identity, and q . k after rotation depends only on
+    the offset between positions. Same numbers as ``attention_np.rope``.
+
+    Shapes:
+        x: (..., n, d), d even  positions: (n,) or broadcastable to (..., n);
+        default 0..n-1. Returns the shape and float dtype of x.
+    """
+    x = _as_float(x, "x")
+    if positions is not None:
+        positions = _as_float(positions, "positions")
+    v.rope_shapes(tuple(x.shape), None if positions is None else tuple(positions.shape))
+    base = v.rope_base(base)
+    n, d = x.shape[-2:]
+    if positions is None:
+        positions = torch.arange(n)
+    exponents = torch.arange(0, d, 2, dtype=torch.float64) / d  # (d/2,)
+    freqs = base**-exponents  # (d/2,) angle per unit of position
+    angles = positions.to(torch.float64)[..., None] * freqs  # (..., n, d/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) each: the pairs
+    rotated = torch.stack(
+        (even * cos - odd * sin, even * sin + odd * cos), dim=-1
+    )  # (..., n, d/2, 2): each pair turns by its angle
+    return rotated.flatten(-2)  # (..., n, d), pairs back in place
 
 
 def online_attention(Q, K, V, block_size=128, mask=None):
@@ -328,3 +368,112 @@ def online_attention(Q, K, V, block_size=128, mask=None):
                 running_z == 0, 1.0, running_z
             )
     return out.reshape(*batch, n, d_v)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention as an nn.Module: projections with biases, attention dropout.
+
+    The same computation as ``multi_head_attention``, with nn.Linear projections
+    (weights in torch's (out, in) layout, so ``q_proj(x) = x @ W_Q.T + b_Q``).
+    ``num_kv_heads`` < num_heads gives grouped-query attention (1: multi-query).
+    ``forward`` returns the per-head weights that multiply V: after attention
+    dropout while training, as nn.MultiheadAttention does.
+
+    Shapes:
+        x: (batch, n, d_model)  kv: (batch, m, d_model)  mask: -> (batch, H, n, m)
+        returns out: (batch, n, d_model), weights: (batch, num_heads, n, m)
+    """
+
+    def __init__(
+        self, d_model, num_heads, *, num_kv_heads=None, bias=True, dropout=0.0
+    ):
+        super().__init__()
+        d_model = v.positive_int("d_model", d_model)
+        self.d_k = v.heads(d_model, num_heads)
+        self.num_heads = num_heads
+        self.num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+        kv_width = self.num_kv_heads * self.d_k
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.k_proj = nn.Linear(d_model, kv_width, bias=bias)
+        self.v_proj = nn.Linear(d_model, kv_width, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, kv=None, mask=None):
+        x = _as_float(x, "x")
+        kv = x if kv is None else _as_float(kv, "kv")
+        v.mha_shapes(tuple(x.shape), tuple(kv.shape), {})  # (batch, n|m, d_model)
+        group = self.num_heads // self.num_kv_heads  # query heads per K/V head
+        Q = split_heads(self.q_proj(x), self.num_heads)  # (batch, H, n, d_k)
+        K = split_heads(self.k_proj(kv), self.num_kv_heads)  # (batch, H_kv, m, d_k)
+        V = split_heads(self.v_proj(kv), self.num_kv_heads)  # (batch, H_kv, m, d_k)
+        K = K.repeat_interleave(group, dim=-3)  # (batch, H, m, d_k)
+        V = V.repeat_interleave(group, dim=-3)  # (batch, H, m, d_k)
+        heads_out, weights = scaled_dot_product_attention(Q, K, V, mask=mask)
+        if self.training and self.dropout.p > 0:
+            weights = self.dropout(weights)  # (batch, H, n, m): drop whole weights
+            heads_out = weights @ V  # (batch, H, n, d_k)
+        return self.out_proj(merge_heads(heads_out)), weights  # (batch, n, d_model)
+
+    @classmethod
+    def from_torch(cls, module):
+        """A MultiHeadAttention holding the weights of an nn.MultiheadAttention.
+
+        batch_first does not change the weights (call ours with batch first).
+        torch's in_proj_weight (3 d_model, d_model) stacks W_Q, W_K, W_V in
+        (out, in) layout, so its three row blocks are our three nn.Linear weights.
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(f"module must be an nn.MultiheadAttention; got {module!r}")
+        d_model = module.embed_dim
+        if not module._qkv_same_embed_dim:
+            raise ValueError(
+                f"kdim={module.kdim} and vdim={module.vdim} must equal "
+                f"embed_dim={d_model}: keys and values come from d_model features"
+            )
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+        bias = module.in_proj_bias is not None
+        ours = cls(d_model, module.num_heads, bias=bias, dropout=module.dropout)
+        ours = ours.to(module.in_proj_weight.dtype)
+        W_Q, W_K, W_V = module.in_proj_weight.detach().chunk(
+            3
+        )  # (d_model, d_model) each
+        with torch.no_grad():
+            for proj, W in zip(ours._projections(), (W_Q, W_K, W_V), strict=True):
+                proj.weight.copy_(W)
+            ours.out_proj.weight.copy_(module.out_proj.weight)
+            if bias:
+                b_Q, b_K, b_V = module.in_proj_bias.detach().chunk(3)
+                for proj, b in zip(ours._projections(), (b_Q, b_K, b_V), strict=True):
+                    proj.bias.copy_(b)
+                ours.out_proj.bias.copy_(module.out_proj.bias)
+        return ours.train(module.training)
+
+    def to_torch(self, batch_first=True):
+        """An nn.MultiheadAttention holding these weights (no grouped-query heads)."""
+        if self.num_kv_heads != self.num_heads:
+            raise ValueError(
+                f"nn.MultiheadAttention has no grouped-query attention: num_kv_heads="
+                f"{self.num_kv_heads} must equal num_heads={self.num_heads}"
+            )
+        bias = self.q_proj.bias is not None
+        theirs = nn.MultiheadAttention(
+            self.q_proj.in_features,
+            self.num_heads,
+            dropout=self.dropout.p,
+            bias=bias,
+            batch_first=batch_first,
+        ).to(self.q_proj.weight.dtype)
+        with torch.no_grad():
+            weights = [proj.weight for proj in self._projections()]
+            theirs.in_proj_weight.copy_(torch.cat(weights))  # (3 d_model, d_model)
+            theirs.out_proj.weight.copy_(self.out_proj.weight)
+            if bias:
+                biases = [proj.bias for proj in self._projections()]
+                theirs.in_proj_bias.copy_(torch.cat(biases))  # (3 d_model,)
+                theirs.out_proj.bias.copy_(self.out_proj.bias)
+        return theirs.train(self.training)
+
+    def _projections(self):
+        return self.q_proj, self.k_proj, self.v_proj

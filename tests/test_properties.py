@@ -236,3 +236,170 @@ def test_causal_mask_is_lower_right_aligned(n, m):
         # query i sees exactly min(m, max(0, i + 1 + m - n)) keys
         counts = np.clip(np.arange(n) + 1 + m - n, 0, m)
         np.testing.assert_array_equal(mask.sum(axis=-1), counts, err_msg=name)
+
+
+# ------------------------------------------------------- lesson 10's helpers
+
+
+def module_mask(kind, batch, num_heads, n, m, cross, rng):
+    """(ours, attn_mask, key_padding_mask): True = may attend for ours, torch's
+    attn_mask and key_padding_mask are True = blocked. No row is fully masked."""
+    if kind == "causal" and not cross:
+        ours = atn.causal_mask(n)  # (n, n)
+        return ours, ~ours, None
+    if kind == "padding":
+        lengths = torch.from_numpy(rng.integers(1, m + 1, size=batch))
+        ours = atn.padding_mask(lengths, m)  # (batch, 1, 1, m)
+        return ours, None, ~ours[:, 0, 0, :]
+    if kind == "per_head":
+        ours = torch.from_numpy(rng.random((batch, num_heads, n, m)) < 0.6)
+        ours[..., int(rng.integers(m))] = True  # every row keeps a key
+        return ours, ~ours.reshape(batch * num_heads, n, m), None
+    return None, None, None
+
+
+@FAST
+@given(st.data(), seeds)
+def test_module_equals_nn_multiheadattention_with_weights_copied_either_way(data, seed):
+    batch, num_heads, d_k, n, m, cross = mha_case(data.draw)
+    kind = data.draw(st.sampled_from(["none", "causal", "padding", "per_head"]))
+    batch_first = data.draw(st.booleans(), label="batch_first")
+    d_model = num_heads * d_k
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed % 2**31)
+    x = torch.from_numpy(rng.standard_normal((batch, n, d_model)))
+    kv = torch.from_numpy(rng.standard_normal((batch, m, d_model))) if cross else x
+    ours_mask, attn_mask, key_padding_mask = module_mask(
+        kind, batch, num_heads, n, m, cross, rng
+    )
+    theirs = torch.nn.MultiheadAttention(
+        d_model, num_heads, batch_first=batch_first, dtype=torch.float64
+    )
+    with torch.no_grad():  # nn.MultiheadAttention starts with zero biases
+        theirs.in_proj_bias.normal_()
+        theirs.out_proj.bias.normal_()
+    theirs.eval()
+
+    def torch_forward(module):
+        a, b = (x, kv) if batch_first else (x.transpose(0, 1), kv.transpose(0, 1))
+        out, weights = module(
+            a,
+            b,
+            b,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            average_attn_weights=False,
+        )
+        return (out if batch_first else out.transpose(0, 1)), weights
+
+    expected, expected_w = torch_forward(theirs)
+    ours = atn.MultiHeadAttention.from_torch(theirs).eval()
+    out, weights = ours(x, kv=kv if cross else None, mask=ours_mask)
+    assert out.shape == (batch, n, d_model) and weights.shape == (
+        batch,
+        num_heads,
+        n,
+        m,
+    )
+    torch.testing.assert_close(out, expected, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(weights, expected_w, rtol=1e-10, atol=1e-12)
+
+    # the other way: our (random) weights copied into a fresh nn.MultiheadAttention
+    ours = atn.MultiHeadAttention(d_model, num_heads).double().eval()
+    out, weights = ours(x, kv=kv if cross else None, mask=ours_mask)
+    expected, expected_w = torch_forward(ours.to_torch(batch_first=batch_first))
+    torch.testing.assert_close(out, expected, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(weights, expected_w, rtol=1e-10, atol=1e-12)
+
+
+@FAST
+@given(st.data(), seeds)
+def test_grouped_query_attention_equals_torch_sdpa_enable_gqa(data, seed):
+    batch, num_kv_heads, d_k, n, m, cross = mha_case(data.draw)
+    group = data.draw(st.integers(1, 3), label="group")
+    kind = data.draw(st.sampled_from(["none", "causal", "padding", "per_head"]))
+    num_heads = num_kv_heads * group
+    d_model = num_heads * d_k
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((batch, n, d_model))
+    kv = rng.standard_normal((batch, m, d_model)) if cross else X
+    W_Q, W_O = (rng.standard_normal((d_model, d_model)) for _ in range(2))
+    W_K, W_V = (rng.standard_normal((d_model, num_kv_heads * d_k)) for _ in range(2))
+    mask, _, _ = module_mask(kind, batch, num_heads, n, m, cross, rng)
+
+    # torch's reference: K and V keep num_kv_heads heads; enable_gqa shares them
+    t = {k: torch.from_numpy(a) for k, a in dict(X=X, kv=kv, W_K=W_K, W_V=W_V).items()}
+    Q = atn.split_heads(torch.from_numpy(X @ W_Q), num_heads)  # (batch, H, n, d_k)
+    K = atn.split_heads(t["kv"] @ t["W_K"], num_kv_heads)  # (batch, H_kv, m, d_k)
+    V = atn.split_heads(t["kv"] @ t["W_V"], num_kv_heads)  # (batch, H_kv, m, d_k)
+    heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, enable_gqa=True)
+    expected = atn.merge_heads(heads).numpy() @ W_O  # (batch, n, d_model)
+    eye = torch.eye(m, dtype=torch.float64).expand(batch, num_kv_heads, m, m)
+    expected_w = F.scaled_dot_product_attention(
+        Q, K, eye, attn_mask=mask, enable_gqa=True
+    ).numpy()  # (batch, H, n, m): attending to V = I reads off the weights
+    np_mask = None if mask is None else mask.numpy()
+    for name, mod in MODULES.items():
+        out, weights = mod.multi_head_attention(
+            X, W_Q, W_K, W_V, W_O, num_heads, mask=np_mask,
+            kv=kv if cross else None, num_kv_heads=num_kv_heads,
+        )  # fmt: skip
+        np.testing.assert_allclose(
+            as_numpy(out), expected, rtol=1e-9, atol=1e-10, err_msg=name
+        )
+        np.testing.assert_allclose(
+            as_numpy(weights), expected_w, rtol=1e-9, atol=1e-12, err_msg=name
+        )
+
+    module = atn.MultiHeadAttention(
+        d_model, num_heads, num_kv_heads=num_kv_heads, bias=False
+    ).double()
+    with torch.no_grad():  # nn.Linear holds W.T
+        for proj, W in zip(
+            (module.q_proj, module.k_proj, module.v_proj, module.out_proj),
+            (W_Q, W_K, W_V, W_O),
+            strict=True,
+        ):
+            proj.weight.copy_(torch.from_numpy(W.T))
+    out, weights = module(t["X"], kv=t["kv"] if cross else None, mask=mask)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(
+        weights.detach().numpy(), expected_w, rtol=1e-9, atol=1e-12
+    )
+
+
+rope_dims = st.integers(1, 8).map(lambda half: 2 * half)
+positions = st.integers(-50, 200)
+
+
+@FAST
+@given(batch_shapes, sizes, rope_dims, seeds)
+def test_rope_keeps_norms_position_zero_is_identity_and_numpy_equals_torch(
+    batch, n, d, seed
+):
+    x = np.random.default_rng(seed).standard_normal((*batch, n, d))
+    rotated = anp.rope(x)  # positions 0..n-1
+    np.testing.assert_allclose(
+        np.linalg.norm(rotated, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-12
+    )
+    np.testing.assert_array_equal(rotated[..., 0, :], x[..., 0, :])
+    np.testing.assert_array_equal(atn.rope(torch.from_numpy(x)).numpy(), rotated)
+    if n > 1:  # every later position really turns the vector
+        assert not np.allclose(rotated[..., 1:, :], x[..., 1:, :])
+
+
+@FAST
+@given(rope_dims, positions, positions, st.integers(-100, 100), seeds)
+def test_rope_dot_product_depends_only_on_the_offset(d, i, j, shift, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, 1, d))  # one query and one key, (1, d) each
+    for mod in MODULES.values():
+
+        def score(a, b, mod=mod):
+            rq = as_numpy(mod.rope(q, positions=np.array([a])))  # (1, d)
+            rk = as_numpy(mod.rope(k, positions=np.array([b])))  # (1, d)
+            return float(rq[0] @ rk[0])
+
+        at_offset = score(i, j)
+        np.testing.assert_allclose(score(i + shift, j + shift), at_offset, atol=1e-9)
+        np.testing.assert_allclose(score(i - j, 0), at_offset, atol=1e-9)
