@@ -7,6 +7,9 @@ Every lesson imports this package: ``import helpers`` or
   ``check_shape``.
 - ``helpers.attention_np``: attention in NumPy (never imports torch).
 - ``helpers.attention_torch``: the same functions in PyTorch.
+- ``helpers.induction``: lesson 11's attention-only transformer, its training
+  loop and the scores that find induction heads (torch).
+- ``helpers.checks_induction``: the checkers of lesson 11's exercises.
 
 The submodules are imported on demand so that ``import helpers`` stays cheap and
 ``helpers.attention_np`` works on a machine without torch.
