@@ -1,6 +1,7 @@
 """The course installs as documented: our helpers, one environment, clean lint."""
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -59,23 +60,57 @@ def test_installed_versions_match_requirements():
         assert installed == pinned, f"{name}: installed {installed}, pinned {pinned}"
 
 
-def test_numpy_module_never_imports_torch():
-    tree = ast.parse((REPO / "helpers" / "attention_np.py").read_text())
-    imported = {
-        alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in getattr(node, "names", [])
-    }
-    imported |= {
-        node.module.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module
-    }
-    assert "torch" not in imported
-    code = "import sys, helpers.attention_np; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip() == "False", out.stderr
+# Modules that are PyTorch by design; every other helpers module must import
+# without torch, so that the NumPy lessons and checks work on a machine without it.
+TORCH_MODULES = {"attention_torch", "induction", "checks_induction"}
+# These import torch only inside the one function that needs it.
+LAZY_TORCH = {"tensors", "measure"}
+WITHOUT_TORCH = [
+    p.stem for p in HELPER_MODULES if p.stem not in TORCH_MODULES | {"__init__"}
+]
+
+
+@pytest.fixture(scope="module")
+def brought_in():
+    """{module: top-level packages that importing helpers.<module> loaded}.
+
+    One fresh interpreter imports ``helpers`` and then each module in turn,
+    recording what each import adds to ``sys.modules``.
+    """
+    code = (
+        "import json, sys\n"
+        "found = {}\n"
+        "for name in sys.argv[1:]:\n"
+        "    before = set(sys.modules)\n"
+        "    __import__(name)\n"
+        "    new = set(sys.modules) - before\n"
+        "    found[name] = sorted({m.split('.')[0] for m in new})\n"
+        "print(json.dumps(found))\n"
+    )
+    names = ["helpers", *(f"helpers.{stem}" for stem in WITHOUT_TORCH)]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *names], cwd=REPO, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("stem", ["", *WITHOUT_TORCH])
+def test_importing_never_loads_torch(brought_in, stem):
+    name = f"helpers.{stem}" if stem else "helpers"
+    assert "torch" not in brought_in[name], f"import {name} loaded torch"
+
+
+@pytest.mark.parametrize("stem", [s for s in WITHOUT_TORCH if s not in LAZY_TORCH])
+def test_numpy_modules_have_no_torch_import_at_all(stem):
+    tree = ast.parse((REPO / "helpers" / f"{stem}.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert "torch" not in imported, f"helpers/{stem}.py imports torch"
 
 
 @pytest.mark.parametrize("path", HELPER_MODULES, ids=lambda p: p.name)
@@ -106,14 +141,52 @@ def test_ruff_check_and_format():
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
-def test_codespell_over_prose():
-    out = subprocess.run(
-        [sys.executable, "-m", "codespell_lib", "README.md", "notebooks", "helpers"],
-        cwd=REPO,
+def _codespell(*paths, cwd=REPO):
+    return subprocess.run(
+        [sys.executable, "-m", "codespell_lib", *map(str, paths)],
+        cwd=cwd,
         capture_output=True,
         text=True,
     )
+
+
+def test_codespell_over_prose():
+    out = _codespell("README.md", "notebooks", "helpers")
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def write_cell_texts(notebooks, dest):
+    """Each cell's source as a file NN_topic.cellK.md (markdown) or .py (code).
+
+    codespell reads these instead of the .ipynb files, whose base64 images and
+    printed numbers would be checked too.
+    """
+    import nbformat
+
+    for path in notebooks:
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            suffix = "md" if cell.cell_type == "markdown" else "py"
+            (dest / f"{path.stem}.cell{index}.{suffix}").write_text(cell.source)
+
+
+def test_codespell_over_the_lessons_cells(tmp_path):
+    lessons = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    write_cell_texts(lessons, tmp_path)
+    # the settings (ignore-regex) come from pyproject.toml in the working directory
+    out = _codespell(tmp_path)
+    assert out.returncode == 0, "misspelt (file = lesson.cell index):\n" + out.stdout
+
+
+def test_codespell_over_cells_finds_a_misspelling(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("The weigths sum to one.")]
+    nbformat.write(nb, tmp_path / "99_x.ipynb")
+    (tmp_path / "cells").mkdir()
+    write_cell_texts([tmp_path / "99_x.ipynb"], tmp_path / "cells")
+    out = _codespell(tmp_path / "cells")
+    assert out.returncode != 0 and "99_x.cell0.md:1: weigths ==> weights" in out.stdout
 
 
 def test_notebooks_are_committed_executed_and_clean():
