@@ -1,20 +1,34 @@
-# The README's two commands: `make lab` and `make test`.
-# Both create .venv when it is missing and install requirements.txt into it.
+# The README's two commands: `make lab` and `make test` (`make help` lists all).
+# Both create .venv when it is missing and install into it: torch's build first
+# (tools/install_torch.py, see TORCH), then requirements.txt.
 
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# torch's build on Linux: cpu (PyTorch's CPU index; PyPI's if that cannot be
+# reached), a CUDA tag such as cu128, or pypi. macOS and Windows: PyPI's (CPU).
+TORCH ?= cpu
+STAMP := $(VENV)/.installed-$(TORCH)
+# the source folders that ruff lints and formats (tests/test_setup.py reads this)
+SOURCES := helpers tests notebooks tools benchmarks
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test notebooks student slides html lint format venv clean
+.PHONY: help lab test notebooks student slides html lint format venv clean
+.DEFAULT_GOAL := help
 
+## make help: list these commands
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+## make venv: create .venv and install torch (TORCH=cpu) and requirements.txt
 venv: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml tools/install_torch.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	TORCH=$(TORCH) $(BIN)/python -m tools.install_torch
 	$(BIN)/python -m pip install -r requirements.txt
+	@rm -f $(VENV)/.installed*
 	@touch $(STAMP)
 
 ## make lab: open the course in JupyterLab on 127.0.0.1 (token auth stays on)
@@ -29,28 +43,31 @@ test: $(STAMP)
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
 notebooks: $(STAMP)
 	$(BIN)/ruff format notebooks
-	$(BIN)/python tools/execute_notebooks.py notebooks/[0-9]*.ipynb
-	$(BIN)/python tools/coursebuild.py student
+	$(BIN)/python -m tools.execute_notebooks notebooks/[0-9]*.ipynb
+	$(BIN)/python -m tools.coursebuild student
 
 ## make student: student copies (solutions stubbed, outputs cleared) in notebooks/student/
 student: $(STAMP)
-	$(BIN)/python tools/coursebuild.py student
+	$(BIN)/python -m tools.coursebuild student
 
 ## make slides: reveal.js decks in build/slides/ that work offline
 slides: $(STAMP)
-	$(BIN)/python tools/coursebuild.py slides
+	$(BIN)/python -m tools.coursebuild slides
 
 ## make html: execute every lesson and export it to build/html/, offline assets
 html: $(STAMP)
-	$(BIN)/python tools/coursebuild.py html
+	$(BIN)/python -m tools.coursebuild html
 
+## make lint: ruff check and format check (make test runs them too)
 lint: $(STAMP)
-	$(BIN)/ruff check helpers tests notebooks tools benchmarks
-	$(BIN)/ruff format --check helpers tests notebooks tools benchmarks
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
 
+## make format: ruff format and fix
 format: $(STAMP)
-	$(BIN)/ruff format helpers tests notebooks tools benchmarks
-	$(BIN)/ruff check --fix helpers tests notebooks tools benchmarks
+	$(BIN)/ruff format $(SOURCES)
+	$(BIN)/ruff check --fix $(SOURCES)
 
+## make clean: remove .venv, build/ and the caches
 clean:
 	rm -rf $(VENV) build test-artifacts *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -119,12 +119,17 @@ def test_helpers_never_use_np_sqrt_for_the_scale(path):
     assert "np.sqrt(d_k)" not in path.read_text()
 
 
+def source_folders():
+    """The folders ruff checks: the Makefile's SOURCES, named there once."""
+    for line in (REPO / "Makefile").read_text().splitlines():
+        if line.startswith("SOURCES :="):
+            return line.split(":=")[1].split()
+    raise AssertionError("the Makefile has no SOURCES := line")
+
+
 def test_ruff_check_and_format():
-    paths = [
-        p
-        for p in ("helpers", "tests", "notebooks", "tools", "benchmarks")
-        if (REPO / p).exists()
-    ]
+    paths = source_folders()
+    assert {"helpers", "tests", "notebooks", "tools"} <= set(paths)
     check = subprocess.run(
         [sys.executable, "-m", "ruff", "check", *paths],
         cwd=REPO,
@@ -231,3 +236,60 @@ def test_environment_yml_parses_for_repo2docker():
     assert "torch==2.13.0" in pip
     # the CPU index keeps Binder images small; see README "A class on Binder"
     assert any(p.startswith("--extra-index-url") and "/cpu" in p for p in pip)
+
+
+# -- the torch install (tools/install_torch.py, run by make lab / make test) -----
+
+
+def test_install_picks_the_cpu_index_on_linux_and_pypi_elsewhere():
+    from tools import install_torch
+
+    assert install_torch.pinned_torch() == "torch==2.13.0"
+    cpu = install_torch.index_url("cpu", "linux")
+    assert cpu == "https://download.pytorch.org/whl/cpu"
+    assert install_torch.index_url("cu128", "linux").endswith("/whl/cu128")
+    # PyPI's macOS and Windows wheels are CPU builds already
+    assert install_torch.index_url("cpu", "darwin") is None
+    assert install_torch.index_url("cpu", "win32") is None
+    assert install_torch.index_url("pypi", "linux") is None
+    with pytest.raises(ValueError, match="TORCH must be"):
+        install_torch.index_url("rocm", "linux")
+    command = install_torch.pip_command("torch==2.13.0", cpu, python="py")
+    assert command[:5] == ["py", "-m", "pip", "install", "torch==2.13.0"]
+    assert command[command.index("--index-url") + 1] == cpu  # torch alone from it
+
+
+def test_makefile_runs_the_torch_install_before_requirements():
+    makefile = (REPO / "Makefile").read_text()
+    assert "TORCH ?= cpu" in makefile
+    install = makefile.index("-m tools.install_torch")
+    assert install < makefile.index("pip install -r requirements.txt")
+
+
+@pytest.fixture
+def silent_server():
+    """A local address that accepts connections and never answers."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+
+
+def test_an_unreachable_index_falls_back_at_once(silent_server, capsys):
+    import time
+
+    from tools import install_torch
+
+    start = time.perf_counter()
+    assert not install_torch.reachable(silent_server, timeout=1.0)
+    assert not install_torch.reachable("http://127.0.0.1:9")  # refused
+    code = install_torch.main(
+        ["--index", silent_server, "--probe-seconds", "1", "--dry-run"],
+        environ={"TORCH": "cu128"},  # not the installed build: the probe runs
+        platform="linux",
+    )
+    assert code == 0
+    assert time.perf_counter() - start < 5, "the fallback must not wait for retries"
+    assert "cannot be reached" in capsys.readouterr().err
