@@ -1,0 +1,204 @@
+"""Grade the course's exercises with nbgrader.
+
+Two commands (run from the repository root with the course venv):
+
+    python tools/nbgrader_course.py meta notebooks/[0-9]*.ipynb
+    python tools/nbgrader_course.py course build/nbgrader [--lessons 01,02]
+
+`meta` gives each lesson's exercise cells the metadata nbgrader reads, in place
+(idempotent; `--check` only reports lessons that lack it, exit 1):
+
+- a cell tagged `solution` (its answer between `# BEGIN SOLUTION` and
+  `# END SOLUTION`) becomes an nbgrader solution cell, `exercise_K`;
+- a cell tagged `check` (it calls the checker) becomes a locked autograder test
+  cell worth 1 point, `check_K`. Locked: nbgrader restores its source if a
+  student edits or deletes it.
+
+`course DEST` lays out an nbgrader course folder: `nbgrader_config.py` (the
+same stub `make student` writes, a 60 s limit per cell, deleted check cells
+put back) and `source/lesson_NN/NN_topic.ipynb` for each lesson, with the
+metadata applied (whether or not the lesson already carries it). Then, in DEST:
+
+    nbgrader generate_assignment lesson_01      # release/lesson_01/: student copies
+    nbgrader collect / zip_collect ...          # students' submissions -> submitted/
+    nbgrader autograde lesson_01                # run and score each submission
+    nbgrader generate_feedback lesson_01        # feedback/: the checkers' messages
+
+The released notebooks have the same cells, sources and (empty) outputs as the
+student copies from `make student` (tools/coursebuild.py); only nbgrader's own
+cell metadata is added. tests/test_nbgrader_course.py checks both claims and
+grades a solved, an unsolved and a broken submission.
+"""
+
+import argparse
+import copy
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+sys.path.insert(0, str(REPO))
+
+from tools.coursebuild import BEGIN, END, STUB  # noqa: E402
+
+SCHEMA_VERSION = 3
+POINTS_PER_CHECK = 1
+
+CONFIG = '''\
+"""nbgrader configuration for "Attention, step by step" (tools/nbgrader_course.py)."""
+
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "attention-step-by-step"
+# the stub `make student` puts where a solution was (tools/coursebuild.py)
+c.ClearSolutions.code_stub = {{"python": {stub!r}}}
+c.ClearSolutions.begin_solution_delimeter = {begin!r}
+c.ClearSolutions.end_solution_delimeter = {end!r}
+# a student's infinite loop costs that check its point, not the whole grading run
+c.Execute.timeout = {timeout}
+c.Execute.interrupt_on_timeout = True
+# a deleted check cell is put back and run, so deleting it cannot skip a check
+c.OverwriteCells.add_missing_cells = True
+'''
+
+
+def lessons():
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def nbgrader_metadata(nb):
+    """The nbgrader metadata each exercise cell of nb should carry: {index: dict}."""
+    wanted, n_solution, n_check = {}, 0, 0
+    for index, cell in enumerate(nb.cells):
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type != "code":
+            continue
+        if "solution" in tags and "check" in tags:
+            raise ValueError(f"cell {index} is tagged both solution and check")
+        if "solution" in tags:
+            if BEGIN not in cell.source or END not in cell.source:
+                raise ValueError(
+                    f"cell {index} is tagged solution but has no {BEGIN!r}/{END!r}"
+                )
+            n_solution += 1
+            wanted[index] = {
+                "grade": False,
+                "grade_id": f"exercise_{n_solution}",
+                "locked": False,
+                "schema_version": SCHEMA_VERSION,
+                "solution": True,
+                "task": False,
+            }
+        elif "check" in tags:
+            n_check += 1
+            wanted[index] = {
+                "grade": True,
+                "grade_id": f"check_{n_check}",
+                "locked": True,
+                "points": POINTS_PER_CHECK,
+                "schema_version": SCHEMA_VERSION,
+                "solution": False,
+                "task": False,
+            }
+        elif BEGIN in cell.source:
+            raise ValueError(f"cell {index} has {BEGIN!r} but no solution tag")
+    return wanted
+
+
+def with_metadata(nb):
+    """A copy of nb whose exercise cells carry nbgrader metadata (others none)."""
+    nb = copy.deepcopy(nb)
+    wanted = nbgrader_metadata(nb)
+    for index, cell in enumerate(nb.cells):
+        if index in wanted:
+            cell.metadata["nbgrader"] = wanted[index]
+        else:
+            cell.metadata.pop("nbgrader", None)
+    return nb
+
+
+def missing_metadata(nb):
+    """Indices of cells whose nbgrader metadata differs from what meta writes."""
+    wanted = nbgrader_metadata(nb)
+    return [
+        index
+        for index, cell in enumerate(nb.cells)
+        if cell.metadata.get("nbgrader") != wanted.get(index)
+    ]
+
+
+def write_meta(paths, check=False):
+    """Apply (or, with check, only report) the metadata; returns lessons lacking it."""
+    lacking = []
+    for path in map(Path, paths):
+        nb = nbformat.read(path, as_version=4)
+        if missing_metadata(nb):
+            lacking.append(path)
+            if not check:
+                nbformat.write(with_metadata(nb), path)
+    return lacking
+
+
+def assignment_name(path):
+    return f"lesson_{Path(path).name[:2]}"
+
+
+def write_course(dest, lesson_paths=None, timeout=60):
+    """An nbgrader course folder at dest: config and source/lesson_NN/."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "nbgrader_config.py").write_text(
+        CONFIG.format(
+            stub=STUB, begin="BEGIN SOLUTION", end="END SOLUTION", timeout=timeout
+        )
+    )
+    names = []
+    for path in lesson_paths or lessons():
+        path = Path(path)
+        folder = dest / "source" / assignment_name(path)
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        nb = with_metadata(nbformat.read(path, as_version=4))
+        nb.metadata.pop("widgets", None)  # as make student: no stale widget state
+        nbformat.write(nb, folder / path.name)
+        names.append(folder.name)
+    return names
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    meta = sub.add_parser("meta", help="give lessons' exercise cells nbgrader metadata")
+    meta.add_argument("notebooks", nargs="*", type=Path)
+    meta.add_argument("--check", action="store_true", help="report only; exit 1 if any")
+    course = sub.add_parser("course", help="write an nbgrader course folder")
+    course.add_argument("dest", type=Path)
+    course.add_argument("--lessons", help="comma-separated numbers, e.g. 01,02")
+    course.add_argument("--timeout", type=int, default=60, help="seconds per cell")
+    args = parser.parse_args(argv)
+
+    if args.command == "meta":
+        paths = args.notebooks or lessons()
+        lacking = write_meta(paths, check=args.check)
+        for path in lacking:
+            print(f"{'lacks' if args.check else 'updated'}: {path}")
+        if not lacking:
+            print(f"all {len(paths)} lessons carry nbgrader metadata")
+        return 1 if args.check and lacking else 0
+
+    chosen = lessons()
+    if args.lessons:
+        numbers = set(args.lessons.split(","))
+        chosen = [p for p in chosen if p.name[:2] in numbers]
+        if not chosen:
+            parser.error(f"no lesson numbered {args.lessons}")
+    for name in write_course(args.dest, chosen, timeout=args.timeout):
+        print(f"nbgrader source: {args.dest / 'source' / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
