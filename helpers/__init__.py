@@ -10,6 +10,7 @@ Every lesson imports this package: ``import helpers`` or
 - ``helpers.induction``: lesson 11's attention-only transformer, its training
   loop and the scores that find induction heads (torch).
 - ``helpers.checks_induction``: the checkers of lesson 11's exercises.
+- ``helpers.checks_transformer``: the checkers of lesson 10's exercises.
 
 The submodules are imported on demand so that ``import helpers`` stays cheap and
 ``helpers.attention_np`` works on a machine without torch.

@@ -9,16 +9,7 @@ and names the one that matches.
 import numpy as np
 
 from helpers import induction
-
-
-class CheckFailed(AssertionError):
-    """A failed exercise check, shown in Jupyter as its message alone."""
-
-    def _render_traceback_(self):
-        return [
-            f"\033[31m✗ {line}\033[0m" if i == 0 else line
-            for i, line in enumerate(str(self).splitlines())
-        ]
+from helpers._checking import CheckFailed
 
 
 def _causal_weights(rng, batch, num_heads, n):
@@ -47,17 +38,24 @@ def _call(fn, args, name):
     try:
         got = fn(*args)
     except Exception as error:  # the learner's code raised: report it, do not crash
-        raise CheckFailed(
-            f"{name} raised {type(error).__name__}: {error}\n"
-            "Run it on a small example first; the hint above shows the indexing."
-        ) from None
+        if isinstance(error, NotImplementedError):
+            message = (
+                f"{name} is not implemented yet: replace the "
+                "`raise NotImplementedError(...)` line with your code"
+            )
+        else:
+            message = (
+                f"{name} raised {type(error).__name__}: {error}. Run it on a "
+                "small example first; the hint above shows the indexing."
+            )
+        raise CheckFailed(name, message) from None
     if got is None:
-        raise CheckFailed(f"{name} returned None: did you forget `return`?")
+        raise CheckFailed(name, "returned None: did you forget `return`?")
     try:
         got = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
         raise CheckFailed(
-            f"{name} returned {type(got).__name__}, not an array of numbers"
+            name, f"returned {type(got).__name__}, not an array of numbers"
         ) from None
     return got
 
@@ -130,8 +128,9 @@ def check_prefix_matching_score(fn, *, seed=0):
         )
         if problem:
             raise CheckFailed(
-                f"{problem}\n(case: weights {weights.shape}, "
-                f"lengths {lengths.tolist()})"
+                "check_prefix_matching_score",
+                problem,
+                f"weights {weights.shape}, lengths {lengths.tolist()}",
             )
     print("✓ my_prefix_matching_score matches helpers.induction on 3 random cases")
     return True
@@ -171,6 +170,8 @@ def check_previous_token_score(fn, *, seed=0):
             got, expected, _previous_variants(weights), "my_previous_token_score"
         )
         if problem:
-            raise CheckFailed(f"{problem}\n(case: weights {weights.shape})")
+            raise CheckFailed(
+                "check_previous_token_score", problem, f"weights {weights.shape}"
+            )
     print("✓ my_previous_token_score matches helpers.induction on 3 random cases")
     return True
