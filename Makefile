@@ -11,6 +11,9 @@ TORCH ?= cpu
 STAMP := $(VENV)/.installed-$(TORCH)
 # the source folders that ruff lints and formats (tests/test_setup.py reads this)
 SOURCES := helpers tests notebooks tools benchmarks
+# make test's pytest processes; loadfile keeps each notebook (one kernel) and each
+# test file in one process. PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -36,9 +39,9 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
 		$(ROOT_FLAG) notebooks/00_start_here.ipynb
 
-## make test: unit, property and notebook tests (nbval), lint
+## make test: every test (unit, property, nbval, student copies, builds, browser, lint)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
 notebooks: $(STAMP)
