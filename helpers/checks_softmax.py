@@ -1,0 +1,455 @@
+"""Checkers for the softmax exercises of lessons 01 and 03.
+
+Each ``check_*`` runs the learner's function on seeded cases, compares it with
+a reference and names the likely mistake; see ``helpers.checks``.
+"""
+
+import math
+from functools import partial
+
+import numpy as np
+
+from helpers import _checking as ck
+from helpers import _checking_mistakes as mk
+from helpers import attention_np as anp
+
+__all__ = [
+    "check_softmax",
+    "check_masked_softmax",
+    "check_logsumexp",
+    "check_merge_stats",
+]
+
+# --------------------------------------------------------------------------
+# check_softmax (lessons 01 and 03)
+# --------------------------------------------------------------------------
+
+_SOFTMAX_WRONG_AXIS = (
+    "your softmax normalises over the wrong axis: your result sums to 1 along "
+    "axis {a}, but this call asked for axis={{axis}}. Take the max and the sum "
+    "over the `axis` argument (with keepdims=True), not over a fixed axis"
+)
+_SOFTMAX_NOT_NORMALISED = (
+    "your values do not sum to 1 along axis={axis}: divide the exponentials by "
+    "their sum Z, e / e.sum(axis=axis, keepdims=True)"
+)
+_SOFTMAX_NO_MAX = (
+    "your softmax returns nan or inf for large inputs (entries near ±1000): "
+    "np.exp(1000) overflows to inf, and inf / inf is nan. Subtract the max along "
+    "the axis before exponentiating; softmax(x) = softmax(x - max(x)), so the "
+    "answer does not change"
+)
+_SOFTMAX_GLOBAL_MAX = (
+    "you subtracted the max of the whole array, x.max(), not the max along "
+    "`axis`: a row whose entries are all far below that global max (here one near "
+    "-1000 while another is near +1000) underflows, every exp is 0 and 0 / 0 is "
+    "nan. Use x.max(axis=axis, keepdims=True)"
+)
+
+
+def _softmax_cases(rng):
+    cases = []
+    for shape, axis in [((3, 5), None), ((6,), None), ((2, 3, 4), None)]:
+        cases.append(ck.make_case(("x",), rng.normal(size=shape), axis=axis))
+    for shape, axis in [((4, 6), 0), ((2, 5, 3), 1)]:
+        cases.append(ck.make_case(("x",), rng.normal(size=shape), axis=axis))
+    offsets = np.array([[1000.0], [-1000.0], [0.0]])  # one row near +1000, one -1000
+    x = rng.normal(size=(3, 4)) * 5 + offsets
+    cases.append(ck.make_case(("x",), x, large=True, note="entries near ±1000"))
+    for case in cases:
+        case.facts["axis"] = case.kwargs.get("axis", -1)
+    return cases
+
+
+def _diagnose_softmax(case, got, expected):
+    (result,) = got
+    axis = case.facts["axis"] % result.ndim
+    if not np.isfinite(result).all():
+        if not case.large:
+            return "your result contains nan or inf where the reference is finite"
+        x = case.args[0]
+        bad = ~np.isfinite(result).all(axis=axis)
+        row_max = x.max(axis=axis)
+        if bad.any() and (row_max[bad] < x.max() - 700).all():
+            return _SOFTMAX_GLOBAL_MAX  # only the rows far below the global max
+        return _SOFTMAX_NO_MAX
+    if case.large and (result == 0).all(axis=axis).any():
+        return _SOFTMAX_GLOBAL_MAX  # a row where every exp underflowed to 0
+    if not np.allclose(result.sum(axis=axis), 1.0):
+        for other in range(result.ndim):
+            if other != axis and np.allclose(result.sum(axis=other), 1.0):
+                return _SOFTMAX_WRONG_AXIS.format(a=other)
+        return _SOFTMAX_NOT_NORMALISED
+    return None
+
+
+def check_softmax(fn, *, seed=0):
+    """Check ``fn(x, axis=-1)``, a stable softmax along ``axis``.
+
+    Cases: 1-, 2- and 3-D inputs, axis -1, 0 and 1, and inputs near ±1000.
+    """
+    variants = [
+        (_SOFTMAX_WRONG_AXIS.format(a=a), lambda x, axis=-1, a=a: anp.softmax(x, a))
+        for a in (-1, 0, 1)
+    ] + [
+        (_SOFTMAX_NO_MAX, mk.naive_softmax),
+        (_SOFTMAX_GLOBAL_MAX, mk.global_max_softmax),
+        (_SOFTMAX_NOT_NORMALISED, lambda x, axis=-1: np.exp(x)),
+        (
+            _SOFTMAX_NOT_NORMALISED,
+            lambda x, axis=-1: np.exp(x - x.max(axis=axis, keepdims=True)),
+        ),
+    ]
+    return ck.run(
+        "check_softmax",
+        fn,
+        _softmax_cases(np.random.default_rng(seed)),
+        anp.softmax,
+        (ck.Out("result", "x.shape", "Softmax rescales every entry, it drops none."),),
+        variants,
+        _diagnose_softmax,
+        signature="softmax(x, axis=-1)",
+        hint="if NumPy says the shapes could not be broadcast together, keep the "
+        "reduced axis: x.max(axis=axis, keepdims=True) and "
+        "e.sum(axis=axis, keepdims=True)",
+    )
+
+
+# --------------------------------------------------------------------------
+# check_masked_softmax (lesson 03, exercise 1): float16 under a mask
+# --------------------------------------------------------------------------
+
+_F16_MINUS_INF = (
+    "a fully masked row gives nan in float16 (float32 was fine): -1e9 does not fit "
+    "in float16, whose largest magnitude is 65504, so np.float16(-1e9) is -inf. "
+    "The row's max is then -inf and -inf - (-inf) = nan. Give rows with no allowed "
+    "key zero weights explicitly, e.g. np.where(mask.any(axis=-1, keepdims=True), "
+    "weights, 0)"
+)
+_NAN_ROW = (
+    "a fully masked row (a query that may attend to no key) gives nan: its max "
+    "is -inf and -inf - (-inf) = nan (or its sum is 0 and 0 / 0 = nan). Give such "
+    "rows zero weights: shift them by 0 instead of -inf, and divide by 1 where "
+    "the sum is 0"
+)
+_UNIFORM_ROW = (
+    "a fully masked row must give zero weights, but yours spreads the weight "
+    "evenly (1/m each): a finite fill such as -1e9 makes all its scores equal. "
+    "Fill with -np.inf and give rows with no allowed key zero weights"
+)
+_F16_NO_MAX = (
+    "your weights have nan or inf in float16: np.exp overflows float16 above "
+    "about 11.09 (e^11.09 = 65504, its largest number). Subtract each row's max "
+    "(over the allowed keys) before np.exp"
+)
+_KEEP_DTYPE = (
+    "your weights are {got} but the scores were {want}: compute in the dtype of "
+    "`scores` (float16 in, float16 out). A float64 constant or array, e.g. "
+    "np.float64(-1e9) or np.array(-1e9), silently promotes float16 to float64; "
+    "a plain Python number like -np.inf or -1e9 does not"
+)
+
+
+def _plain_rows(x):
+    """Max-subtracted softmax over the last axis, without any guard."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _reference_masked_softmax(scores, mask):
+    """Computed in float64 with zero rows where nothing is allowed, cast back."""
+    weights = anp.softmax(np.where(mask, scores.astype(np.float64), -np.inf))
+    return weights.astype(scores.dtype)
+
+
+def _masked_variant(scores, mask, *, fill=-np.inf, mode="before", guard="none"):
+    """A masked softmax with one of the common mistakes switched on."""
+    if mode == "after":
+        weights = _plain_rows(scores) * mask
+    elif mode == "flipped":
+        weights = _plain_rows(np.where(mask, fill, scores))
+    elif mode == "naive":
+        e = np.exp(np.where(mask, scores, fill))
+        weights = e / e.sum(axis=-1, keepdims=True)
+    elif mode == "global_max":
+        x = np.where(mask, scores, fill)
+        e = np.exp(x - scores.max())
+        weights = e / e.sum(axis=-1, keepdims=True)
+    else:
+        weights = _plain_rows(np.where(mask, scores, fill))
+    if guard == "multiply":  # nan * 0 is still nan
+        weights = weights * np.broadcast_to(mask, weights.shape).any(-1, keepdims=True)
+    return weights.astype(scores.dtype)
+
+
+def _masked_cases(rng):
+    def case(shape, mask, dtype, size=3.0, note=""):
+        scores = (rng.normal(size=shape) * size).astype(dtype)
+        facts = {"dtype": np.dtype(dtype).name}
+        return ck.make_case(
+            ("scores", "mask"), scores, mask, facts=facts, large=size > 5, note=note
+        )
+
+    def random_mask(shape, empty_rows=()):
+        mask = rng.random(shape) < 0.6
+        mask[..., 0] |= ~mask.any(-1)  # every row sees at least one key
+        for row in empty_rows:
+            mask[..., row, :] = False
+        return mask
+
+    return [
+        case((3, 5), random_mask((3, 5)), np.float32),
+        case((2, 4, 6), random_mask((4, 6), [2]), np.float32, note="query 2 masked"),
+        case((4, 5), random_mask((4, 5), [1]), np.float16, note="query 1 masked"),
+        case(
+            (2, 3, 6), random_mask((2, 1, 6)), np.float16, size=20.0, note="scores ±60"
+        ),
+        case((3, 4), random_mask((3, 4), [0]), np.float32, size=40.0, note="large"),
+    ]
+
+
+def _diagnose_masked(case, got, expected):
+    (weights,) = got
+    scores, mask = case.args
+    allowed = np.broadcast_to(mask, weights.shape)
+    empty = ~allowed.any(-1)
+    bad = ~np.isfinite(weights).all(-1)
+    if bad.any() and not (bad & ~empty).any():
+        return _F16_MINUS_INF if scores.dtype == np.float16 else _NAN_ROW
+    if bad.any():
+        return (
+            _F16_NO_MAX
+            if scores.dtype == np.float16
+            else mk.NO_MAX.replace(" (here up to {max_score:.0f})", "")
+        )
+    w = weights.astype(np.float64)
+    good = ~empty
+    if np.allclose(np.where(allowed, w, 0)[good], 0) and not np.allclose(w[good], 0):
+        return mk.MASK_FLIPPED
+    if not np.allclose(w.sum(-1)[good], 1.0, atol=1e-2):
+        if np.allclose(w[~allowed], 0.0):
+            return mk.MASK_AFTER
+        return mk.ROWS_NOT_NORMALISED
+    if not np.allclose(np.where(allowed, 0.0, w)[good], 0.0):
+        return mk.MASK_IGNORED
+    if empty.any() and np.allclose(w[empty], 1.0 / w.shape[-1], atol=1e-2):
+        return _UNIFORM_ROW
+    return None
+
+
+def _keep_dtype(case, got):
+    want, have = case.args[0].dtype, got[0].dtype
+    if have != want:
+        return _KEEP_DTYPE.format(got=have.name, want=want.name)
+    return None
+
+
+def check_masked_softmax(fn, *, seed=0):
+    """Check ``fn(scores, mask) -> weights``: a softmax over the last axis that
+    keeps the dtype of ``scores`` (float16 or float32).
+
+    ``mask`` is boolean, True = may attend, broadcastable to the scores. Blocked
+    keys get weight 0; a row with no allowed key gets all zeros.
+    Cases: float32 and float16, batch axes, broadcast masks, fully masked rows,
+    and scores large enough to overflow np.exp in float16 and float32.
+    """
+
+    def v(**mistake):
+        return partial(_masked_variant, **mistake)
+
+    variants = [
+        (mk.MASK_FLIPPED, v(mode="flipped")),
+        (mk.MASK_AFTER, v(mode="after")),
+        # only float16 cases can match this one: in float32 it is right
+        (_F16_MINUS_INF, v(fill=-1e9, guard="multiply")),
+        (_UNIFORM_ROW, v(fill=-1e9)),
+        (_NAN_ROW, v()),
+        (_NAN_ROW, v(guard="multiply")),
+    ]
+    return ck.run(
+        "check_masked_softmax",
+        fn,
+        _masked_cases(np.random.default_rng(seed)),
+        _reference_masked_softmax,
+        (ck.Out("weights", "scores.shape", "One weight per score."),),
+        variants,
+        _diagnose_masked,
+        signature="masked_softmax(scores, mask)",
+        hint="the mask may have fewer axes than the scores: np.where(mask, scores, "
+        "-np.inf) broadcasts it; reduce with axis=-1, keepdims=True",
+        inspect=_keep_dtype,
+        tol=(1e-2, 2e-3),  # float16 keeps about 3 decimal digits
+    )
+
+
+# --------------------------------------------------------------------------
+# check_logsumexp (lesson 03, exercise 2)
+# --------------------------------------------------------------------------
+
+_LSE_NAIVE = (
+    "your logsumexp is inf or -inf for scores far from 0: np.exp(1000) overflows "
+    "to inf and np.exp(-1000) underflows to 0, whose log is -inf. Use "
+    "log sum_j e^x_j = M + log sum_j e^(x_j - M) with M = max(x)"
+)
+_LSE_FORGOT_M = (
+    "you forgot to add the max back: log sum_j e^(x_j - M) is logsumexp(x) - M. "
+    "Return M + np.log(np.exp(x - M).sum())"
+)
+_LSE_NO_LOG = (
+    "you returned M + sum_j e^(x_j - M): the sum needs its log, "
+    "M + np.log(np.exp(x - M).sum())"
+)
+_LSE_MIN = (
+    "you shifted by the min of x, not the max: the largest exponent is then "
+    "e^(max - min), which overflows when the scores are far apart. Shift by M = max(x)"
+)
+
+
+def _logsumexp(x):
+    top = x.max()
+    return top + np.log(np.exp(x - top).sum())
+
+
+def _lse_cases(rng):
+    cases = [
+        ck.make_case(("x",), rng.normal(scale=5.0, size=12) + shift, large=shift != 0)
+        for shift in (0.0, 500.0, -500.0, 1e4)
+    ]
+    for x, note in [
+        ([1000.0, 1000.0], "1000 + log 2"),
+        ([-1000.0, -1000.0], "-1000 + log 2"),
+        ([3.0], "one entry"),
+        ([0.0, 800.0, -800.0], "scores far apart"),
+    ]:
+        cases.append(ck.make_case(("x",), np.array(x), large=True, note=note))
+    return cases
+
+
+def check_logsumexp(fn, *, seed=0):
+    """Check ``fn(x) -> float``: log(sum(exp(x))) of a 1-D array, never overflowing.
+
+    Cases: scores near 0, ±500 and 1e4, [1000, 1000], [-1000, -1000], one entry,
+    and scores 1600 apart.
+    """
+    variants = [
+        (_LSE_NAIVE, lambda x: np.log(np.exp(x).sum())),
+        (_LSE_FORGOT_M, lambda x: np.log(np.exp(x - x.max()).sum())),
+        (_LSE_NO_LOG, lambda x: x.max() + np.exp(x - x.max()).sum()),
+        (_LSE_MIN, lambda x: x.min() + np.log(np.exp(x - x.min()).sum())),
+    ]
+
+    def diagnose(case, got, expected):
+        return None if np.isfinite(got[0]).all() else _LSE_NAIVE
+
+    return ck.run(
+        "check_logsumexp",
+        fn,
+        _lse_cases(np.random.default_rng(seed)),
+        _logsumexp,
+        (ck.Out("logsumexp", "()", "Return one number, e.g. float(...)."),),
+        variants,
+        diagnose,
+        signature="logsumexp(x)",
+        tol=(1e-10, 1e-10),
+    )
+
+
+# --------------------------------------------------------------------------
+# check_merge_stats (lesson 03, exercise 3)
+# --------------------------------------------------------------------------
+
+_MERGE_NO_RESCALE = (
+    "you added l1 + l2 without rescaling: each l_i is a sum of e^(x - m_i), "
+    "relative to its own max. Bring both to the merged max m first: "
+    "l = l1 * exp(m1 - m) + l2 * exp(m2 - m)"
+)
+_MERGE_ONE_SIDE = (
+    "you rescaled only one of the two sums: both are relative to their own max, "
+    "so both need the factor exp(m_i - m), which is 1 for the block that holds "
+    "the max and < 1 for the other"
+)
+_MERGE_INVERTED = (
+    "your rescaling factor is upside down: exp(m - m_i) >= 1 grows the sums (and "
+    "overflows). A sum relative to m_i becomes relative to the larger m through "
+    "exp(m_i - m) <= 1"
+)
+_MERGE_UNSHIFTED = (
+    "you converted back to plain sums, l_i * exp(m_i), which overflow for large "
+    "scores (exp(1000) is inf). Stay relative to the merged max: "
+    "l = l1 * exp(m1 - m) + l2 * exp(m2 - m)"
+)
+_MERGE_MAX = "the merged max must be max(m1, m2), the max of both blocks"
+
+
+def _merge(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
+
+
+def _merge_cases(rng):
+    def stats(x):
+        return float(x.max()), float(np.exp(x - x.max()).sum())
+
+    cases = []
+    for shift in (0.0, 5.0, -5.0, 1000.0):  # the second block may be far larger
+        x = rng.normal(scale=3.0, size=30)
+        x[17:] += shift
+        for a, b in ((x[:17], x[17:]), (x[17:], x[:17])):
+            cases.append(ck.make_case(("m1", "l1", "m2", "l2"), *stats(a), *stats(b)))
+    for pair in (((-math.inf, 0.0), stats(x)), (stats(x), (-math.inf, 0.0))):
+        cases.append(
+            ck.make_case(
+                ("m1", "l1", "m2", "l2"), *pair[0], *pair[1], note="an empty block"
+            )
+        )
+    return cases
+
+
+def check_merge_stats(fn, *, seed=0):
+    """Check ``fn(m1, l1, m2, l2) -> (m, l)``: merge two blocks' (max, sum) pairs.
+
+    Each pair is a block's max and sum of exp(x - max); an empty block is
+    (-inf, 0.0). Cases: blocks of similar and very different maxima, both orders,
+    and an empty block on either side.
+    """
+
+    def unshifted(m1, l1, m2, l2):
+        return max(m1, m2), l1 * math.exp(m1) + l2 * math.exp(m2)
+
+    variants = [
+        (_MERGE_NO_RESCALE, lambda m1, l1, m2, l2: (max(m1, m2), l1 + l2)),
+        (
+            _MERGE_ONE_SIDE,
+            lambda m1, l1, m2, l2: (max(m1, m2), l1 + l2 * math.exp(m2 - max(m1, m2))),
+        ),
+        (
+            _MERGE_ONE_SIDE,
+            lambda m1, l1, m2, l2: (max(m1, m2), l1 * math.exp(m1 - max(m1, m2)) + l2),
+        ),
+        (
+            _MERGE_INVERTED,
+            lambda m1, l1, m2, l2: (
+                max(m1, m2),
+                l1 * math.exp(max(m1, m2) - m1) + l2 * math.exp(max(m1, m2) - m2),
+            ),
+        ),
+        (_MERGE_UNSHIFTED, unshifted),
+    ]
+
+    def diagnose(case, got, expected):
+        return _MERGE_MAX if not ck.same(got[0], expected[0]) else None
+
+    return ck.run(
+        "check_merge_stats",
+        fn,
+        _merge_cases(np.random.default_rng(seed)),
+        _merge,
+        (
+            ck.Out("m", "()", "The merged max, one number."),
+            ck.Out("l", "()", "One number."),
+        ),
+        variants,
+        diagnose,
+        signature="merge_stats(m1, l1, m2, l2)",
+        tol=(1e-10, 1e-12),
+    )

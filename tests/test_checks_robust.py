@@ -1,0 +1,355 @@
+"""No checker crashes: generated wrong implementations all fail with CheckFailed.
+
+Each right implementation is wrapped by a mutation that perturbs what it
+returns (transposed, wrong axis renormalised, a dimension dropped, scaled,
+noisy, NaN, the wrong dtype, a list, None, too few or too many values, ...) or
+what it receives (transposed, swapped, truncated or cast inputs), or that
+raises. Whatever the mutation, the checker either accepts the answer (when the
+mutation happens to keep it right, e.g. a transpose of a scalar) or raises
+``CheckFailed`` with a message; never another exception, and never a
+``CheckerBugWarning`` (a diagnosis step that raised inside the checker).
+Hypothesis then composes several mutations at random.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import _checking as ck
+from helpers import attention_np as anp
+from helpers import checks
+
+pytestmark = pytest.mark.filterwarnings("error::helpers._checking.CheckerBugWarning")
+
+# --------------------------------------------------------------------------
+# Right answers for every checker (the references themselves where they exist)
+# --------------------------------------------------------------------------
+
+
+def masked_softmax(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    top = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(top), top, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+
+
+def logsumexp(x):
+    top = x.max()
+    return float(top + np.log(np.exp(x - top).sum()))
+
+
+def merge_stats(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
+
+
+def row_entropy(scores):
+    shifted = scores - scores.max(-1, keepdims=True)
+    log_a = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    return -(np.exp(log_a) * log_a).sum(-1)
+
+
+def find_temperature(raw_scores, target_entropy, low=1e-2, high=1e3, steps=60):
+    for _ in range(steps):
+        mid = math.sqrt(low * high)
+        if row_entropy(raw_scores / mid).mean() < target_entropy:
+            low = mid
+        else:
+            high = mid
+    return math.sqrt(low * high)
+
+
+def zero_weights():
+    full = [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
+    two = [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]
+    return np.array([full, two, [[1] * 4] * 4], dtype=bool)
+
+
+def self_attention(X, W_Q, W_K, W_V):
+    return anp.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+
+
+def shuffle(K, V, rng):
+    perm = rng.permutation(K.shape[0])
+    return K[perm], V[perm], perm
+
+
+def update(m, l, acc, scores_block, V_block):
+    m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))
+    P = np.exp(scores_block - m_new)
+    c = np.exp(m - m_new)
+    return m_new, c * l + P.sum(axis=1, keepdims=True), c * acc + P @ V_block
+
+
+def finish(m, l, acc):
+    return acc / l, m + np.log(l)
+
+
+def attention(Q, K, V):
+    return anp.scaled_dot_product_attention(Q, K, V)
+
+
+# name -> (run the checker on fn, the right fn)
+CHECKERS = {
+    "softmax": (checks.check_softmax, anp.softmax),
+    "one_query": (checks.check_attention_one_query, anp.attention_one_query),
+    "attention": (checks.check_attention, attention),
+    "sdpa": (
+        checks.check_scaled_dot_product_attention,
+        anp.scaled_dot_product_attention,
+    ),
+    "shuffle": (checks.check_shuffle_keys_and_values, shuffle),
+    "masked_softmax": (checks.check_masked_softmax, masked_softmax),
+    "logsumexp": (checks.check_logsumexp, logsumexp),
+    "merge_stats": (checks.check_merge_stats, merge_stats),
+    "jacobian": (checks.check_softmax_jacobian, lambda a: np.diag(a) - np.outer(a, a)),
+    "temperature": (checks.check_find_temperature, find_temperature),
+    "causal_mask": (checks.check_causal_mask, anp.causal_mask),
+    "zero_weights": (checks.check_zero_weights, zero_weights),
+    "self_attention": (checks.check_self_attention, self_attention),
+    "split_heads": (checks.check_split_heads, anp.split_heads),
+    "mha": (checks.check_multi_head_attention, anp.multi_head_attention),
+    "online_update": (lambda fn: checks.check_online_softmax(fn, finish), update),
+    "online_finish": (lambda fn: checks.check_online_softmax(update, fn), finish),
+}
+
+# --------------------------------------------------------------------------
+# Mutations of one returned array
+# --------------------------------------------------------------------------
+
+
+def _renormalise_other_axis(x):
+    if x.ndim < 2:
+        return x / 2
+    return x / x.sum(axis=0, keepdims=True)
+
+
+def _one_nan(x):
+    x = np.array(x, dtype=float)
+    x.flat[x.size // 2] = np.nan
+    return x
+
+
+ARRAY_MUTATIONS = {
+    "transpose": lambda x: np.swapaxes(x, -1, -2) if x.ndim >= 2 else x[::-1],
+    "reverse_axes": lambda x: x.T,
+    "renormalise_axis_0": _renormalise_other_axis,
+    "drop_first_axis": lambda x: x[0] if x.ndim else x,
+    "drop_last_axis": lambda x: x[..., 0] if x.ndim else x,
+    "sum_last_axis": lambda x: x.sum(axis=-1) if x.ndim else x,
+    "extra_axis": lambda x: x[None],
+    "flatten": lambda x: np.ravel(x),
+    "scale_2": lambda x: x * 2,
+    "plus_1": lambda x: x + 1,
+    "negate": lambda x: -x,
+    "noise": lambda x: (
+        x + np.random.default_rng(0).normal(scale=1e-3, size=np.shape(x))
+    ),
+    "one_nan": _one_nan,
+    "all_nan": lambda x: np.full(np.shape(x), np.nan),
+    "all_inf": lambda x: np.full(np.shape(x), np.inf),
+    "zeros": lambda x: np.zeros_like(x, dtype=float),
+    "float16": lambda x: np.asarray(x).astype(np.float16),
+    "float32": lambda x: np.asarray(x).astype(np.float32),
+    "int": lambda x: np.asarray(x).astype(int),
+    "bool": lambda x: np.asarray(x).astype(bool),
+    "complex": lambda x: np.asarray(x).astype(complex),
+    "object": lambda x: np.asarray(x).astype(object),
+    "string": lambda x: np.asarray(x).astype(str),
+    "tolist": lambda x: np.asarray(x).tolist(),
+    "scalar": lambda x: 0.0,
+    "empty": lambda x: np.empty((0,)),
+    "ragged": lambda x: [[1.0, 2.0], [3.0]],
+    "text": lambda x: "weights",
+    "dict": lambda x: {"value": x},
+}
+
+# Mutations of the whole return value
+RESULT_MUTATIONS = {
+    "none": lambda r: None,
+    "list": lambda r: list(r) if isinstance(r, tuple) else [r],
+    "drop_last": lambda r: r[:-1] if isinstance(r, tuple) else (r, r),
+    "extra_value": lambda r: (*r, 0.0) if isinstance(r, tuple) else (r, 0.0),
+    "reversed": lambda r: r[::-1] if isinstance(r, tuple) else r,
+    "first_only": lambda r: r[0] if isinstance(r, tuple) else r,
+    "generator": lambda r: (x for x in (r if isinstance(r, tuple) else (r,))),
+}
+
+RAISES = [
+    ValueError,
+    IndexError,
+    TypeError,
+    KeyError,
+    ZeroDivisionError,
+    AssertionError,
+    RuntimeError,
+    NotImplementedError,
+    np.linalg.LinAlgError,
+]
+
+# Mutations of one input
+INPUT_MUTATIONS = {
+    "transpose": lambda a: np.swapaxes(a, -1, -2) if np.ndim(a) >= 2 else a,
+    "drop_last_column": lambda a: a[..., :-1] if np.ndim(a) >= 1 else a,
+    "float16": lambda a: np.asarray(a).astype(np.float16) if np.ndim(a) else a,
+    "negate": lambda a: -a if not isinstance(a, (np.random.Generator, bool)) else a,
+    "double": lambda a: a * 2 if isinstance(a, (np.ndarray, float)) else a,
+}
+
+
+def _map_outputs(result, mutate, index):
+    """Apply ``mutate`` to output ``index`` of a single value or a tuple."""
+    if not isinstance(result, tuple):
+        return mutate(np.asarray(result))
+    items = list(result)
+    items[index % len(items)] = mutate(np.asarray(items[index % len(items)]))
+    return tuple(items)
+
+
+def output_mutant(right, mutate, index):
+    def mutant(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return _map_outputs(right(*args, **kwargs), mutate, index)
+
+    return mutant
+
+
+def input_mutant(right, mutate, index):
+    def mutant(*args, **kwargs):
+        args = list(args)
+        if args:
+            args[index % len(args)] = mutate(args[index % len(args)])
+        return right(*args, **kwargs)
+
+    return mutant
+
+
+def raising(error):
+    def mutant(*args, **kwargs):
+        raise error("something went wrong inside")
+
+    return mutant
+
+
+def assert_fails_cleanly(checker, fn, must_fail=True, capsys=None):
+    """The checker accepts ``fn`` or raises CheckFailed with a short message."""
+    try:
+        accepted = checker(fn)
+    except ck.CheckFailed as err:
+        text = str(err)
+        assert err.diagnosis and len(err.diagnosis) < 700, text
+        lines = err._render_traceback_()
+        assert 1 <= len(lines) <= 14, "\n".join(lines)
+        return err
+    assert accepted is True
+    assert not must_fail, "a wrong implementation was accepted"
+    return None
+
+
+# --------------------------------------------------------------------------
+# The tests
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_the_right_answer_passes(name, capsys):
+    checker, right = CHECKERS[name]
+    assert checker(right) is True
+    assert "✓" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mutation", ARRAY_MUTATIONS)
+@pytest.mark.parametrize("name", CHECKERS)
+def test_a_mutated_output_never_crashes_the_checker(name, mutation, capsys):
+    checker, right = CHECKERS[name]
+    for index in range(3):  # each returned value in turn
+        fn = output_mutant(right, ARRAY_MUTATIONS[mutation], index)
+        # float32/tolist/... may keep an answer right: it must then pass
+        assert_fails_cleanly(checker, fn, must_fail=mutation in SURELY_WRONG)
+
+
+SURELY_WRONG = {
+    "all_nan",
+    "all_inf",
+    "plus_1",
+    "complex",
+    "object",
+    "string",
+    "ragged",
+    "text",
+    "dict",
+    "empty",
+    "extra_axis",
+}
+
+
+@pytest.mark.parametrize("mutation", RESULT_MUTATIONS)
+@pytest.mark.parametrize("name", CHECKERS)
+def test_a_mutated_return_value_never_crashes_the_checker(name, mutation, capsys):
+    checker, right = CHECKERS[name]
+    fn = output_mutant(right, lambda x: x, 0)
+    mutate = RESULT_MUTATIONS[mutation]
+
+    def mutant(*args, **kwargs):
+        return mutate(fn(*args, **kwargs))
+
+    assert_fails_cleanly(checker, mutant, must_fail=mutation in {"none", "generator"})
+
+
+@pytest.mark.parametrize("error", RAISES, ids=lambda e: e.__name__)
+@pytest.mark.parametrize("name", CHECKERS)
+def test_an_exception_inside_becomes_a_diagnosis(name, error):
+    checker, _ = CHECKERS[name]
+    err = assert_fails_cleanly(checker, raising(error))
+    if error is NotImplementedError:
+        assert "not implemented yet" in str(err)
+    else:
+        assert error.__name__ in str(err) and "something went wrong" in str(err)
+        assert "raising" not in err.where or "mutant" in err.where
+
+
+@pytest.mark.parametrize("mutation", INPUT_MUTATIONS)
+@pytest.mark.parametrize("name", CHECKERS)
+def test_mutated_inputs_never_crash_the_checker(name, mutation, capsys):
+    checker, right = CHECKERS[name]
+    for index in range(6):  # each positional argument in turn
+        fn = input_mutant(right, INPUT_MUTATIONS[mutation], index)
+        assert_fails_cleanly(checker, fn, must_fail=False)
+
+
+def test_a_function_that_is_not_callable_is_named():
+    with pytest.raises(ck.CheckFailed, match="needs your function itself"):
+        checks.check_softmax(np.zeros(3))
+
+
+def test_a_checker_given_the_wrong_arity_explains_the_signature():
+    err = assert_fails_cleanly(checks.check_attention, lambda Q, K: (Q, K))
+    assert "attention(Q, K, V)" in str(err)
+
+
+MUTATION_NAMES = sorted(ARRAY_MUTATIONS)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    name=st.sampled_from(sorted(CHECKERS)),
+    steps=st.lists(
+        st.tuples(st.sampled_from(MUTATION_NAMES), st.integers(0, 2)),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_random_compositions_of_mutations_never_crash(name, steps, capsys):
+    checker, fn = CHECKERS[name]
+    for mutation, index in steps:
+        fn = output_mutant(fn, ARRAY_MUTATIONS[mutation], index)
+    assert_fails_cleanly(checker, fn, must_fail=False)
