@@ -6,7 +6,9 @@ Every lesson imports this package: ``import helpers`` or
 - ``helpers.tensors``: ``make_tensor``, ``tensor_info``, ``print_matrix_info``,
   ``check_shape``.
 - ``helpers.attention_np``: attention in NumPy (never imports torch).
-- ``helpers.attention_torch``: the same functions in PyTorch.
+- ``helpers.attention_torch``: the same functions in PyTorch, and lesson 10's
+  ``MultiHeadAttention`` module (``_validate``: the shape rules both share).
+- ``helpers.measure``: CPU time and peak memory of a call (NumPy and torch).
 - ``helpers.induction``: lesson 11's attention-only transformer, its training
   loop and the scores that find induction heads (torch).
 - ``helpers.checks``: the checkers of lessons 00-09's exercises (one module per

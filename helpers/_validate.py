@@ -25,6 +25,53 @@ def broadcast(*shapes):
     return tuple(out)
 
 
+def non_finite_message(name, count, first, where, allow_neg_inf):
+    """The ValueError text for an input holding NaN or inf."""
+    what = "-inf is allowed, NaN and +inf are not" if allow_neg_inf else "NaN/inf"
+    return (
+        f"{name} contains {count} non-finite value(s) ({what}); "
+        f"the first is {first} at index {tuple(where)}"
+    )
+
+
+def softmax_axis(shape, axis):
+    """Check that softmax can run along ``axis`` of an input of ``shape``."""
+    if len(shape) == 0:
+        raise ValueError("x must have at least one axis; got a scalar")
+    if not -len(shape) <= axis < len(shape):
+        raise ValueError(f"axis={axis} is out of range for x of shape {fmt(shape)}")
+    if shape[axis] == 0:
+        raise ValueError(f"x has no entries along axis={axis} (shape {fmt(shape)})")
+
+
+def one_query_shapes(q_shape, k_shape, v_shape):
+    """Check q (d_k,), K (m, d_k), V (m, d_v) for one query; return d_k."""
+    if len(q_shape) != 1:
+        raise ValueError(
+            f"q must be one query of shape (d_k,); got shape {fmt(q_shape)}"
+        )
+    for name, shape in (("K", k_shape), ("V", v_shape)):
+        if len(shape) != 2:
+            raise ValueError(
+                f"{name} must have shape (m, d_{name.lower()}); got shape {fmt(shape)}"
+            )
+    qkv_shapes((1,) + tuple(q_shape), k_shape, v_shape)
+    return q_shape[0]
+
+
+def padding_lengths(shape, dtype_name, is_integer, values, max_len):
+    """Check lengths (batch,) of integers in [0, max_len] for ``padding_mask``."""
+    if len(shape) != 1 or not is_integer:
+        raise ValueError(
+            f"lengths must be a 1-D array of integers (one per sequence); got "
+            f"shape {fmt(shape)} and dtype {dtype_name}"
+        )
+    if values and (min(values) < 0 or max(values) > max_len):
+        raise ValueError(
+            f"lengths must lie in [0, max_len={max_len}]; got {list(values)}"
+        )
+
+
 def require_ndim(name, shape, at_least, meaning):
     """Raise ValueError unless ``shape`` has at least ``at_least`` axes."""
     if len(shape) < at_least:

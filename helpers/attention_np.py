@@ -9,7 +9,7 @@ computed in float64, as NumPy itself would.
 
 import numpy as np
 
-from helpers import _validate as v
+from helpers import _validate
 
 
 def _as_float(x, name, allow_neg_inf=False):
@@ -25,28 +25,32 @@ def _as_float(x, name, allow_neg_inf=False):
         with np.errstate(over="ignore", invalid="ignore"):
             if np.isfinite(x.sum()):
                 return x  # one cheap pass: NaN or inf anywhere makes the sum non-finite
-    bad = np.isnan(x) if allow_neg_inf else ~np.isfinite(x)
-    if allow_neg_inf:
-        bad |= np.isposinf(x)
+    bad = np.isnan(x) | np.isposinf(x) if allow_neg_inf else ~np.isfinite(x)
     if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        what = "-inf is allowed, NaN and +inf are not" if allow_neg_inf else "NaN/inf"
+        where = np.argwhere(bad)[0]
         raise ValueError(
-            f"{name} contains {int(bad.sum())} non-finite value(s) "
-            f"({what}); the first is {x[where]} at index {where}"
+            _validate.non_finite_message(
+                name, int(bad.sum()), x[tuple(where)], where.tolist(), allow_neg_inf
+            )
         )
     return x
 
 
-def _float_dtype(*arrays):
-    return np.result_type(*arrays)
+def _float_inputs(**arrays):
+    """The named inputs as floating ndarrays of one dtype, in the order given.
+
+    NaN or inf in any of them is reported by name; integers become float64.
+    """
+    arrays = [_as_float(x, name) for name, x in arrays.items()]
+    dtype = np.result_type(*arrays)
+    return [x.astype(dtype, copy=False) for x in arrays]
 
 
 def _check_mask(mask, scores_shape):
     mask = np.asarray(mask)
     if mask.dtype != np.bool_:
-        raise TypeError(v.mask_dtype_message(mask.dtype))
-    v.mask_shape(mask.shape, scores_shape)
+        raise TypeError(_validate.mask_dtype_message(mask.dtype))
+    _validate.mask_shape(mask.shape, scores_shape)
     return mask
 
 
@@ -71,12 +75,7 @@ def softmax(x, axis=-1):
         x: any shape; the result has the same shape and sums to 1 along ``axis``.
     """
     x = _as_float(x, "x", allow_neg_inf=True)
-    if x.ndim == 0:
-        raise ValueError("x must have at least one axis; got a scalar")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for x of shape {v.fmt(x.shape)}")
-    if x.shape[axis] == 0:
-        raise ValueError(f"x has no entries along axis={axis} (shape {v.fmt(x.shape)})")
+    _validate.softmax_axis(x.shape, axis)
     return _softmax(x, axis)
 
 
@@ -92,26 +91,10 @@ def attention_one_query(q, K, V, scale=None):
         q: (d_k,)  K: (m, d_k)  V: (m, d_v)
         returns y: (d_v,), weights: (m,), Z: float
     """
-    q = np.asarray(q)
-    if q.ndim != 1:
-        raise ValueError(
-            f"q must be one query of shape (d_k,); got shape {v.fmt(q.shape)}"
-        )
-    for name, x in (("K", K), ("V", V)):
-        if np.ndim(x) != 2:
-            raise ValueError(
-                f"{name} must have shape (m, d_{name.lower()}); got shape "
-                f"{v.fmt(np.shape(x))}"
-            )
-    v.qkv_shapes((1,) + q.shape, np.shape(K), np.shape(V))
-    q, K, V = (_as_float(x, name) for x, name in ((q, "q"), (K, "K"), (V, "V")))
-    dtype = _float_dtype(q, K, V)
-    q, K, V = (
-        q.astype(dtype, copy=False),
-        K.astype(dtype, copy=False),
-        V.astype(dtype, copy=False),
-    )
-    scale = v.default_scale(scale, q.shape[0])
+    d_k = _validate.one_query_shapes(np.shape(q), np.shape(K), np.shape(V))
+    q, K, V = _float_inputs(q=q, K=K, V=V)
+    dtype = q.dtype
+    scale = _validate.default_scale(scale, d_k)
     m = K.shape[0]
 
     scores = np.empty(m, dtype=dtype)
@@ -142,20 +125,16 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)
         returns output: (..., n, d_v), weights: (..., n, m)
     """
-    batch, n, m, d_k, _ = v.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
-    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
-    dtype = _float_dtype(Q, K, V)
-    scale = v.default_scale(scale, d_k)
-    scores = np.matmul(
-        Q.astype(dtype, copy=False), np.swapaxes(K, -1, -2).astype(dtype, copy=False)
-    )  # (..., n, m)
+    batch, n, m, d_k, _ = _validate.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    scale = _validate.default_scale(scale, d_k)
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., n, m)
     scores *= scale
     if mask is not None:
         mask = _check_mask(mask, batch + (n, m))
         scores = np.where(mask, scores, -np.inf)
     weights = _softmax(scores, axis=-1)  # (..., n, m)
-    output = np.matmul(weights, V.astype(dtype, copy=False))  # (..., n, d_v)
-    return output, weights
+    return weights @ V, weights  # (..., n, d_v), (..., n, m)
 
 
 def causal_mask(n, m=None):
@@ -168,8 +147,8 @@ def causal_mask(n, m=None):
     Shapes:
         returns (n, m), m defaults to n
     """
-    n = v.positive_int("n", n)
-    m = n if m is None else v.positive_int("m", m)
+    n = _validate.positive_int("n", n)
+    m = n if m is None else _validate.positive_int("m", m)
     return np.tril(np.ones((n, m), dtype=bool), k=m - n)
 
 
@@ -182,17 +161,11 @@ def padding_mask(lengths, max_len):
         lengths: (batch,) ints in [0, max_len]
         returns (batch, 1, 1, max_len)
     """
-    max_len = v.positive_int("max_len", max_len)
+    max_len = _validate.positive_int("max_len", max_len)
     lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
-        raise ValueError(
-            f"lengths must be a 1-D array of integers (one per sequence); got "
-            f"shape {v.fmt(lengths.shape)} and dtype {lengths.dtype}"
-        )
-    if lengths.size and (lengths.min() < 0 or lengths.max() > max_len):
-        raise ValueError(
-            f"lengths must lie in [0, max_len={max_len}]; got {lengths.tolist()}"
-        )
+    is_integer = np.issubdtype(lengths.dtype, np.integer)
+    values = lengths.tolist() if lengths.ndim == 1 and is_integer else []
+    _validate.padding_lengths(lengths.shape, lengths.dtype, is_integer, values, max_len)
     keep = np.arange(max_len) < lengths[:, None]  # (batch, max_len)
     return keep[:, None, None, :]
 
@@ -204,27 +177,27 @@ def split_heads(x, num_heads):
     head axis in front of the sequence axis.
 
     Shapes:
-        x: (batch, n, d_model) -> (batch, num_heads, n, d_head)
+        x: (batch, n, d_model) -> (batch, num_heads, n, d_k)
     """
     x = np.asarray(x)
-    v.require_ndim("x", x.shape, 2, "(..., n, d_model)")
+    _validate.require_ndim("x", x.shape, 2, "(..., n, d_model)")
     *lead, n, d_model = x.shape
-    d_head = v.heads(d_model, num_heads)
-    x = x.reshape(*lead, n, num_heads, d_head)  # (..., n, H, d_head)
-    return np.swapaxes(x, -2, -3)  # (..., H, n, d_head)
+    d_k = _validate.heads(d_model, num_heads)
+    x = x.reshape(*lead, n, num_heads, d_k)  # (..., n, H, d_k)
+    return np.swapaxes(x, -2, -3)  # (..., H, n, d_k)
 
 
 def merge_heads(x):
-    """(..., num_heads, n, d_head) -> (..., n, num_heads * d_head); inverse of split.
+    """(..., num_heads, n, d_k) -> (..., n, num_heads * d_k); inverse of split.
 
     Shapes:
-        x: (batch, num_heads, n, d_head) -> (batch, n, d_model)
+        x: (batch, num_heads, n, d_k) -> (batch, n, d_model)
     """
     x = np.asarray(x)
-    v.require_ndim("x", x.shape, 3, "(..., num_heads, n, d_head)")
-    *lead, num_heads, n, d_head = x.shape
-    x = np.swapaxes(x, -2, -3)  # (..., n, H, d_head)
-    return x.reshape(*lead, n, num_heads * d_head)
+    _validate.require_ndim("x", x.shape, 3, "(..., num_heads, n, d_k)")
+    *lead, num_heads, n, d_k = x.shape
+    x = np.swapaxes(x, -2, -3)  # (..., n, H, d_k)
+    return x.reshape(*lead, n, num_heads * d_k)
 
 
 def multi_head_attention(
@@ -246,14 +219,13 @@ def multi_head_attention(
         W_Q, W_O: (d_model, d_model)  W_K, W_V: (d_model, num_kv_heads * d_k)
         returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
     """
-    X = _as_float(X, "X")
-    kv = X if kv is None else _as_float(kv, "kv")
+    kv = X if kv is None else kv
     weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
-    d_k = v.heads(X.shape[-1], num_heads)
-    num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+    d_k = _validate.heads(np.shape(X)[-1], num_heads)
+    num_kv_heads = _validate.kv_heads(num_heads, num_kv_heads)
     shapes = {k: np.shape(w) for k, w in weights.items()}
-    v.mha_shapes(X.shape, kv.shape, shapes, kv_width=num_kv_heads * d_k)
-    W_Q, W_K, W_V, W_O = (_as_float(w, k) for k, w in weights.items())
+    _validate.mha_shapes(np.shape(X), np.shape(kv), shapes, kv_width=num_kv_heads * d_k)
+    X, kv, W_Q, W_K, W_V, W_O = _float_inputs(X=X, kv=kv, **weights)
     group = num_heads // num_kv_heads  # query heads per K/V head
     Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_k)
     K = split_heads(kv @ W_K, num_kv_heads)  # (batch, H_kv, m, d_k)
@@ -279,8 +251,8 @@ def rope(x, positions=None, base=10000.0):
     x = _as_float(x, "x")
     if positions is not None:
         positions = _as_float(positions, "positions")
-    v.rope_shapes(x.shape, None if positions is None else np.shape(positions))
-    base = v.rope_base(base)
+    _validate.rope_shapes(x.shape, None if positions is None else np.shape(positions))
+    base = _validate.rope_base(base)
     n, d = x.shape[-2:]
     if positions is None:
         positions = np.arange(n)
@@ -295,48 +267,40 @@ def rope(x, positions=None, base=10000.0):
 
 
 def online_attention(Q, K, V, block_size=128, mask=None):
-    """Attention over blocks of keys with a running max and a running Z.
+    """Attention over blocks of keys with a running max and a running sum (Z).
 
-    The FlashAttention forward pass: never holds more than (..., n, block_size)
-    scores at once, yet equals ``scaled_dot_product_attention`` (fully masked
-    rows give zeros).
+    The FlashAttention forward pass (lesson 08): one loop over blocks of keys.
+    Each block's scores shift by the running max; when the max grows, the
+    running sum and the accumulator are rescaled by exp(old max - new max).
+    Holds (..., n, block_size) scores at a time, never (..., n, m), yet equals
+    ``scaled_dot_product_attention`` (fully masked rows give zeros).
 
     Shapes:
         Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)  mask: -> (..., n, m)
         returns output: (..., n, d_v)
     """
-    batch, n, m, d_k, d_v = v.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
-    block_size = v.positive_int("block_size", block_size)
-    Q, K, V = _as_float(Q, "Q"), _as_float(K, "K"), _as_float(V, "V")
-    dtype = _float_dtype(Q, K, V)
-    Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
+    batch, n, m, d_k, d_v = _validate.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
+    block_size = _validate.positive_int("block_size", block_size)
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
     if mask is not None:
         mask = np.broadcast_to(_check_mask(mask, batch + (n, m)), batch + (n, m))
-    # Work in base 2, as FlashAttention does: exp(x) = 2 ** (x * log2(e)), so fold
-    # log2(e) into the scale of Q, once; np.exp2 is about twice as fast as np.exp.
-    # Q gets every batch axis, so the scores below do too and can be updated in place.
-    scale = v.default_scale(None, d_k) * 1.4426950408889634  # log2(e)
-    Q = np.broadcast_to(Q, batch + (n, d_k)) * scale  # (..., n, d_k)
+    Q = Q * _validate.default_scale(None, d_k)  # (..., n, d_k), scaled once
 
-    running_max = np.full(batch + (n, 1), -np.inf, dtype=dtype)  # max score so far
-    running_z = np.zeros(batch + (n, 1), dtype=dtype)  # sum of 2 ** (score - max)
-    acc = np.zeros(batch + (n, d_v), dtype=dtype)  # sum of 2 ** (score - max) v
+    running_max = np.full(batch + (n, 1), -np.inf, dtype=Q.dtype)  # max score so far
+    running_sum = np.zeros(batch + (n, 1), dtype=Q.dtype)  # sum of exp(score - max)
+    acc = np.zeros(batch + (n, d_v), dtype=Q.dtype)  # sum of exp(score - max) v
     for start in range(0, m, block_size):
-        stop = min(start + block_size, m)
-        scores = Q @ np.swapaxes(K[..., start:stop, :], -1, -2)  # (..., n, b)
+        keys = slice(start, start + block_size)
+        scores = Q @ np.swapaxes(K[..., keys, :], -1, -2)  # (..., n, b)
         if mask is not None:
-            scores = np.where(mask[..., start:stop], scores, -np.inf)
+            scores = np.where(mask[..., keys], scores, -np.inf)
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
-        shift = new_max
-        if mask is not None:  # rows that have seen no key yet: max -inf, shift by 0
-            shift = np.where(new_max > -np.inf, new_max, 0.0).astype(dtype)
-        scores -= shift  # in place: no second (..., n, b) array
-        p = np.exp2(scores, out=scores)  # (..., n, b)
-        correction = np.exp2(running_max - shift)  # rescales the old sums
-        running_z *= correction
-        running_z += p.sum(axis=-1, keepdims=True)
-        acc *= correction
-        acc += p @ V[..., start:stop, :]
+        # a row that has seen no key yet has max -inf: shift it by 0 instead
+        shift = np.where(new_max > -np.inf, new_max, 0.0)  # (..., n, 1)
+        p = np.exp(scores - shift)  # (..., n, b)
+        correction = np.exp(running_max - shift)  # rescales the old sums
+        running_sum = running_sum * correction + p.sum(axis=-1, keepdims=True)
+        acc = acc * correction + p @ V[..., keys, :]  # (..., n, d_v)
         running_max = new_max
-    running_z[running_z == 0] = 1.0  # fully masked rows: 0 / 1 = 0
-    return acc / running_z
+    running_sum[running_sum == 0] = 1.0  # fully masked rows: 0 / 1 = 0
+    return acc / running_sum

@@ -6,10 +6,12 @@ inputs keep their dtype; integer inputs are computed in torch's default float
 dtype. NumPy arrays are accepted and converted with ``torch.as_tensor``.
 """
 
+import math
+
 import torch
 from torch import nn
 
-from helpers import _validate as v
+from helpers import _validate
 
 
 def _as_float(x, name, allow_neg_inf=False):
@@ -23,43 +25,37 @@ def _as_float(x, name, allow_neg_inf=False):
         return x  # one cheap pass: a NaN or inf anywhere makes the sum non-finite
     bad = torch.isnan(x) | torch.isposinf(x) if allow_neg_inf else ~torch.isfinite(x)
     if bad.any():
-        where = tuple(int(i) for i in torch.nonzero(bad)[0])
-        what = "-inf is allowed, NaN and +inf are not" if allow_neg_inf else "NaN/inf"
+        where = torch.nonzero(bad)[0]
         raise ValueError(
-            f"{name} contains {int(bad.sum())} non-finite value(s) ({what}); "
-            f"the first is {x[where].item()} at index {where}"
+            _validate.non_finite_message(
+                name,
+                int(bad.sum()),
+                x[tuple(where)].item(),
+                where.tolist(),
+                allow_neg_inf,
+            )
         )
     return x
 
 
-def _same_dtype(*tensors):
+def _float_inputs(**tensors):
+    """The named inputs as floating tensors of one dtype, in the order given.
+
+    NaN or inf in any of them is reported by name; integers become torch's
+    default float dtype.
+    """
+    tensors = [_as_float(x, name) for name, x in tensors.items()]
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         dtype = torch.promote_types(dtype, t.dtype)
     return [t.to(dtype) for t in tensors]
 
 
-def _float_inputs(Q, K, V, names=("Q", "K", "V")):
-    """Q, K, V as floating tensors of one dtype; NaN or inf in any is reported.
-
-    Fast path: when all three share a float dtype, their three sums are finite
-    exactly when no input holds NaN or inf (or a sum overflowed, and then
-    _as_float looks closer) -- one sum per input, no pass over the scores.
-    """
-    if Q.is_floating_point() and Q.dtype == K.dtype == V.dtype:
-        total = sum(float(x.detach().sum()) for x in (Q, K, V))
-        if abs(total) < float("inf"):  # False for NaN too
-            return Q, K, V
-    return _same_dtype(
-        *(_as_float(x, n) for x, n in zip((Q, K, V), names, strict=True))
-    )
-
-
 def _check_mask(mask, scores_shape):
     mask = torch.as_tensor(mask)
     if mask.dtype != torch.bool:
-        raise TypeError(v.mask_dtype_message(mask.dtype))
-    v.mask_shape(tuple(mask.shape), scores_shape)
+        raise TypeError(_validate.mask_dtype_message(mask.dtype))
+    _validate.mask_shape(tuple(mask.shape), scores_shape)
     return mask
 
 
@@ -87,12 +83,7 @@ def softmax(x, axis=-1):
         x: any shape; the result has the same shape and sums to 1 along ``axis``.
     """
     x = _as_float(x, "x", allow_neg_inf=True)
-    if x.ndim == 0:
-        raise ValueError("x must have at least one axis; got a scalar")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for x of shape {v.fmt(x.shape)}")
-    if x.shape[axis] == 0:
-        raise ValueError(f"x has no entries along axis={axis} (shape {v.fmt(x.shape)})")
+    _validate.softmax_axis(tuple(x.shape), axis)
     return _softmax(x, axis)
 
 
@@ -107,19 +98,9 @@ def attention_one_query(q, K, V, scale=None):
         returns y: (d_v,), weights: (m,), Z: float
     """
     q, K, V = torch.as_tensor(q), torch.as_tensor(K), torch.as_tensor(V)
-    if q.ndim != 1:
-        raise ValueError(
-            f"q must be one query of shape (d_k,); got shape {v.fmt(q.shape)}"
-        )
-    for name, x in (("K", K), ("V", V)):
-        if x.ndim != 2:
-            raise ValueError(
-                f"{name} must have shape (m, d_{name.lower()}); "
-                f"got shape {v.fmt(x.shape)}"
-            )
-    v.qkv_shapes((1,) + tuple(q.shape), tuple(K.shape), tuple(V.shape))
-    q, K, V = _float_inputs(q, K, V, names=("q", "K", "V"))
-    scale = v.default_scale(scale, q.shape[0])
+    d_k = _validate.one_query_shapes(tuple(q.shape), tuple(K.shape), tuple(V.shape))
+    q, K, V = _float_inputs(q=q, K=K, V=V)
+    scale = _validate.default_scale(scale, d_k)
     scores = (K @ q) * scale  # (m,)  score(q, k_s) = <q, k_s> / sqrt(d_k)
     weights = torch.softmax(scores, dim=0)  # (m,)  exp(score_s) / Z
     y = weights @ V  # (d_v,)  sum_s a_s v_s
@@ -139,25 +120,21 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         returns output: (..., n, d_v), weights: (..., n, m)
     """
     Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
-    batch, n, m, d_k, _ = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
-    Q, K, V = _float_inputs(Q, K, V)
-    scale = v.default_scale(scale, d_k)
-    if Q.ndim == K.ndim == 2:  # one head: the matmul applies the scale (alpha)
-        scores = torch.addmm(Q.new_zeros(()), Q, K.T, beta=0, alpha=scale)  # (n, m)
-    else:
-        scores = (Q * scale) @ K.transpose(-2, -1)  # (..., n, m); scaling Q: n*d_k
+    batch, n, m, d_k, _ = _validate.qkv_shapes(
+        tuple(Q.shape), tuple(K.shape), tuple(V.shape)
+    )
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    scale = _validate.default_scale(scale, d_k)
+    scores = (Q * scale) @ K.transpose(-2, -1)  # (..., n, m); scaling Q costs n*d_k
     if mask is None:
-        weights = torch.softmax(scores, dim=-1)  # no mask: no row can be empty
+        weights = torch.softmax(scores, dim=-1)  # (..., n, m)
         return weights @ V, weights  # (..., n, d_v), (..., n, m)
     mask = _check_mask(mask, batch + (n, m))
-    # A fully masked row would be softmax(all -inf) = NaN. Give such rows every key
-    # instead (finite weights, finite gradients), then zero their weights. Both masks
-    # keep the mask's own (possibly broadcast) shape: no extra pass over the scores.
-    has_key = mask.any(dim=-1, keepdim=True)  # (..., n, 1) or broadcastable
-    blocked = ~mask & has_key  # masked keys, in rows that keep at least one
-    weights = torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1)
-    if not bool(has_key.all()):
-        weights = weights * has_key  # the fully masked rows get zero weights
+    # A fully masked row would be softmax(all -inf) = NaN. Such rows keep every key
+    # here (finite weights and gradients), and their weights are zeroed after.
+    has_key = mask.any(dim=-1, keepdim=True)  # (..., n, 1): the row sees some key
+    weights = torch.softmax(scores.masked_fill(~mask & has_key, -math.inf), dim=-1)
+    weights = weights * has_key  # (..., n, m): fully masked rows get zero weights
     return weights @ V, weights  # (..., n, d_v), (..., n, m)
 
 
@@ -169,8 +146,8 @@ def causal_mask(n, m=None):
     Shapes:
         returns (n, m), m defaults to n
     """
-    n = v.positive_int("n", n)
-    m = n if m is None else v.positive_int("m", m)
+    n = _validate.positive_int("n", n)
+    m = n if m is None else _validate.positive_int("m", m)
     return torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
 
 
@@ -181,17 +158,14 @@ def padding_mask(lengths, max_len):
         lengths: (batch,) ints in [0, max_len]
         returns (batch, 1, 1, max_len)
     """
-    max_len = v.positive_int("max_len", max_len)
+    max_len = _validate.positive_int("max_len", max_len)
     lengths = torch.as_tensor(lengths)
-    if lengths.ndim != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
-        raise ValueError(
-            f"lengths must be a 1-D tensor of integers (one per sequence); got "
-            f"shape {v.fmt(lengths.shape)} and dtype {lengths.dtype}"
-        )
-    if lengths.numel() and (lengths.min() < 0 or lengths.max() > max_len):
-        raise ValueError(
-            f"lengths must lie in [0, max_len={max_len}]; got {lengths.tolist()}"
-        )
+    is_integer = not (lengths.is_floating_point() or lengths.is_complex())
+    is_integer = is_integer and lengths.dtype != torch.bool
+    values = lengths.tolist() if lengths.ndim == 1 and is_integer else []
+    _validate.padding_lengths(
+        tuple(lengths.shape), lengths.dtype, is_integer, values, max_len
+    )
     keep = torch.arange(max_len) < lengths[:, None]  # (batch, max_len)
     return keep[:, None, None, :]
 
@@ -200,27 +174,25 @@ def split_heads(x, num_heads):
     """(..., n, d_model) -> (..., num_heads, n, d_model // num_heads).
 
     Shapes:
-        x: (batch, n, d_model) -> (batch, num_heads, n, d_head)
+        x: (batch, n, d_model) -> (batch, num_heads, n, d_k)
     """
     x = torch.as_tensor(x)
-    v.require_ndim("x", tuple(x.shape), 2, "(..., n, d_model)")
+    _validate.require_ndim("x", tuple(x.shape), 2, "(..., n, d_model)")
     *lead, n, d_model = x.shape
-    d_head = v.heads(d_model, num_heads)
-    return x.reshape(*lead, n, num_heads, d_head).transpose(
-        -2, -3
-    )  # (..., H, n, d_head)
+    d_k = _validate.heads(d_model, num_heads)
+    return x.reshape(*lead, n, num_heads, d_k).transpose(-2, -3)  # (..., H, n, d_k)
 
 
 def merge_heads(x):
-    """(..., num_heads, n, d_head) -> (..., n, num_heads * d_head); inverse of split.
+    """(..., num_heads, n, d_k) -> (..., n, num_heads * d_k); inverse of split.
 
     Shapes:
-        x: (batch, num_heads, n, d_head) -> (batch, n, d_model)
+        x: (batch, num_heads, n, d_k) -> (batch, n, d_model)
     """
     x = torch.as_tensor(x)
-    v.require_ndim("x", tuple(x.shape), 3, "(..., num_heads, n, d_head)")
-    *lead, num_heads, n, d_head = x.shape
-    return x.transpose(-2, -3).reshape(*lead, n, num_heads * d_head)
+    _validate.require_ndim("x", tuple(x.shape), 3, "(..., num_heads, n, d_k)")
+    *lead, num_heads, n, d_k = x.shape
+    return x.transpose(-2, -3).reshape(*lead, n, num_heads * d_k)
 
 
 def multi_head_attention(
@@ -239,17 +211,17 @@ def multi_head_attention(
         W_Q, W_O: (d_model, d_model)  W_K, W_V: (d_model, num_kv_heads * d_k)
         returns output: (batch, n, d_model), weights: (batch, num_heads, n, m)
     """
-    X = _as_float(X, "X")
-    kv = X if kv is None else _as_float(kv, "kv")
+    X = torch.as_tensor(X)
+    kv = X if kv is None else torch.as_tensor(kv)
     weights = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
     weights = {k: torch.as_tensor(w) for k, w in weights.items()}
-    d_k = v.heads(X.shape[-1], num_heads)
-    num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+    d_k = _validate.heads(X.shape[-1], num_heads)
+    num_kv_heads = _validate.kv_heads(num_heads, num_kv_heads)
     shapes = {k: tuple(w.shape) for k, w in weights.items()}
-    v.mha_shapes(tuple(X.shape), tuple(kv.shape), shapes, kv_width=num_kv_heads * d_k)
-    X, kv, W_Q, W_K, W_V, W_O = _same_dtype(
-        X, kv, *(_as_float(w, k) for k, w in weights.items())
+    _validate.mha_shapes(
+        tuple(X.shape), tuple(kv.shape), shapes, kv_width=num_kv_heads * d_k
     )
+    X, kv, W_Q, W_K, W_V, W_O = _float_inputs(X=X, kv=kv, **weights)
     group = num_heads // num_kv_heads  # query heads per K/V head
     Q = split_heads(X @ W_Q, num_heads)  # (batch, H, n, d_k)
     K = split_heads(kv @ W_K, num_kv_heads)  # (batch, H_kv, m, d_k)
@@ -275,8 +247,10 @@ def rope(x, positions=None, base=10000.0):
     x = _as_float(x, "x")
     if positions is not None:
         positions = _as_float(positions, "positions")
-    v.rope_shapes(tuple(x.shape), None if positions is None else tuple(positions.shape))
-    base = v.rope_base(base)
+    _validate.rope_shapes(
+        tuple(x.shape), None if positions is None else tuple(positions.shape)
+    )
+    base = _validate.rope_base(base)
     n, d = x.shape[-2:]
     if positions is None:
         positions = torch.arange(n)
@@ -292,11 +266,13 @@ def rope(x, positions=None, base=10000.0):
 
 
 def online_attention(Q, K, V, block_size=128, mask=None):
-    """Attention over blocks of keys with a running max and a running Z.
+    """Attention over blocks of keys with a running max and a running sum (Z).
 
-    The FlashAttention forward pass: holds one tile of scores at a time, at most
-    (q_block, block_size) per batch element and never the (n, m) matrix, yet
-    equals ``scaled_dot_product_attention`` (fully masked rows give zeros) and is
+    The FlashAttention forward pass (lesson 08): one loop over blocks of keys.
+    Each block's scores shift by the running max; when the max grows, the
+    running sum and the accumulator are rescaled by exp(old max - new max).
+    Holds (..., n, block_size) scores at a time, never (..., n, m), yet equals
+    ``scaled_dot_product_attention`` (fully masked rows give zeros) and is
     differentiable like it.
 
     Shapes:
@@ -304,70 +280,34 @@ def online_attention(Q, K, V, block_size=128, mask=None):
         returns output: (..., n, d_v)
     """
     Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
-    batch, n, m, d_k, d_v = v.qkv_shapes(tuple(Q.shape), tuple(K.shape), tuple(V.shape))
-    block_size = v.positive_int("block_size", block_size)
-    Q, K, V = _float_inputs(Q, K, V)
-    lead = batch or (1,)  # the batch axes; one axis of size 1 for a single head
+    batch, n, m, d_k, d_v = _validate.qkv_shapes(
+        tuple(Q.shape), tuple(K.shape), tuple(V.shape)
+    )
+    block_size = _validate.positive_int("block_size", block_size)
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
     if mask is not None:
-        mask = _check_mask(mask, batch + (n, m)).expand(*lead, n, m)
+        mask = _check_mask(mask, batch + (n, m)).expand(*batch, n, m)
+    Q = Q * _validate.default_scale(None, d_k)  # (..., n, d_k), scaled once
 
-    # Three speed-ups over lesson 08's loop, none of which changes the result:
-    # 1. Base 2, as FlashAttention does: exp(x) = 2 ** (x * log2(e)), so log2(e)
-    #    joins the scale on Q, once; torch's exp2 is about 3x faster than its exp.
-    # 2. Tiles of queries as well as keys, over all batch axes merged into one,
-    #    of about 2**17 scores (512 KiB in float32) per thread: they stay in cache.
-    # 3. The max is updated lazily: scores are taken relative to the max so far
-    #    straight out of the matmul (baddbmm), and the sums are rescaled only when
-    #    a row's max grows by more than 8 (2**8 = 256 cannot overflow) or a row
-    #    sees its first key. float16 rescales on any growth: its Z could overflow.
-    scale = v.default_scale(None, d_k) * 1.4426950408889634  # log2(e)
-    B = torch.Size(lead).numel()
-    Q = Q.expand(*lead, n, d_k).reshape(B, n, d_k) * scale  # (B, n, d_k)
-    K_T = K.expand(*lead, m, d_k).reshape(B, m, d_k).transpose(1, 2)  # (B, d_k, m)
-    V = V.expand(*lead, m, d_v).reshape(B, m, d_v)  # (B, m, d_v)
-    out = Q.new_empty((B, n, d_v))  # (B, n, d_v)
-    margin = 0.0 if Q.dtype == torch.float16 else 8.0
-    tile = 2**17 * torch.get_num_threads()
-    q_block = max(1, min(n, tile // block_size))
-    heads = max(1, tile // (q_block * block_size))
-    for h in range(0, B, heads):
-        for q in range(0, n, q_block):
-            Q_tile = Q[h : h + heads, q : q + q_block]  # (h, b_q, d_k)
-            rows = Q_tile.shape[:2] + (1,)
-            running_max = Q.new_full(rows, float("-inf"))  # -inf: no key seen yet
-            shift = Q.new_zeros(rows)  # running_max, or 0 while it is -inf
-            running_z = Q.new_zeros(rows)  # sum of 2 ** (score - shift)
-            acc = Q.new_zeros(rows[:2] + (d_v,))  # sum of 2 ** (score - shift) v
-            for start in range(0, m, block_size):
-                stop = min(start + block_size, m)
-                K_blk = K_T[h : h + heads, :, start:stop]  # (h, d_k, b)
-                scores = torch.baddbmm(-shift, Q_tile, K_blk)  # (h, b_q, b) - shift
-                if mask is not None:
-                    where = torch.unravel_index(torch.arange(h, h + rows[0]), lead)
-                    allowed = mask[(*where, slice(q, q + q_block), slice(start, stop))]
-                    scores.masked_fill_(~allowed, float("-inf"))
-                # The max is detached: any shift gives the same softmax (lesson 03).
-                block_max = scores.detach().amax(dim=-1, keepdim=True) + shift
-                if bool((block_max > running_max + margin).any()):
-                    new_max = torch.maximum(running_max, block_max)
-                    new_shift = torch.where(new_max > float("-inf"), new_max, 0)
-                    scores.sub_(new_shift - shift)  # relative to the new shift
-                    # rescales the old sums; 0 (not inf) where no key was seen yet
-                    correction = torch.exp2(running_max - new_shift)
-                    running_max = new_max
-                    running_z.mul_(correction)
-                    acc.mul_(correction)
-                    shift = new_shift
-                # In place, so no second tile is allocated; autograd still works:
-                # only exp2's own output is saved, and nothing changes it later.
-                p = scores.exp2_()  # (h, b_q, b)
-                running_z.add_(p.sum(dim=-1, keepdim=True))
-                acc.baddbmm_(p, V[h : h + heads, start:stop])  # (h, b_q, d_v)
-            # Fully masked rows have Z = 0 and acc = 0: divide by 1 to give zeros.
-            out[h : h + heads, q : q + q_block] = acc / torch.where(
-                running_z == 0, 1.0, running_z
-            )
-    return out.reshape(*batch, n, d_v)
+    running_max = Q.new_full((*batch, n, 1), -math.inf)  # max score so far
+    running_sum = Q.new_zeros((*batch, n, 1))  # sum of exp(score - max)
+    acc = Q.new_zeros((*batch, n, d_v))  # sum of exp(score - max) v
+    for start in range(0, m, block_size):
+        keys = slice(start, start + block_size)
+        scores = Q @ K[..., keys, :].transpose(-2, -1)  # (..., n, b)
+        if mask is not None:
+            scores.masked_fill_(~mask[..., keys], -math.inf)
+        # The max is detached: any shift gives the same softmax (lesson 03).
+        new_max = torch.maximum(running_max, scores.detach().amax(-1, keepdim=True))
+        # a row that has seen no key yet has max -inf: shift it by 0 instead
+        shift = torch.where(new_max > -math.inf, new_max, 0.0)  # (..., n, 1)
+        p = scores.sub_(shift).exp_()  # (..., n, b): exp(score - shift), in place
+        correction = torch.exp(running_max - shift)  # rescales the old sums
+        running_sum = running_sum * correction + p.sum(-1, keepdim=True)
+        acc.mul_(correction).add_(p @ V[..., keys, :])  # (..., n, d_v)
+        running_max = new_max
+    # Fully masked rows have a sum of 0 and acc 0: divide by 1 to give zeros.
+    return acc / torch.where(running_sum == 0, 1.0, running_sum)
 
 
 class MultiHeadAttention(nn.Module):
@@ -388,10 +328,10 @@ class MultiHeadAttention(nn.Module):
         self, d_model, num_heads, *, num_kv_heads=None, bias=True, dropout=0.0
     ):
         super().__init__()
-        d_model = v.positive_int("d_model", d_model)
-        self.d_k = v.heads(d_model, num_heads)
+        d_model = _validate.positive_int("d_model", d_model)
+        self.d_k = _validate.heads(d_model, num_heads)
         self.num_heads = num_heads
-        self.num_kv_heads = v.kv_heads(num_heads, num_kv_heads)
+        self.num_kv_heads = _validate.kv_heads(num_heads, num_kv_heads)
         kv_width = self.num_kv_heads * self.d_k
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, kv_width, bias=bias)
@@ -402,7 +342,9 @@ class MultiHeadAttention(nn.Module):
     def forward(self, x, kv=None, mask=None):
         x = _as_float(x, "x")
         kv = x if kv is None else _as_float(kv, "kv")
-        v.mha_shapes(tuple(x.shape), tuple(kv.shape), {})  # (batch, n|m, d_model)
+        _validate.mha_shapes(
+            tuple(x.shape), tuple(kv.shape), {}
+        )  # (batch, n|m, d_model)
         group = self.num_heads // self.num_kv_heads  # query heads per K/V head
         Q = split_heads(self.q_proj(x), self.num_heads)  # (batch, H, n, d_k)
         K = split_heads(self.k_proj(kv), self.num_kv_heads)  # (batch, H_kv, m, d_k)
