@@ -14,8 +14,8 @@ import numpy as np
 from helpers import attention_np as anp
 
 NO_SCALE = (
-    "your scores are not scaled: score_s = <q, k_s> / sqrt(d_k), so multiply the "
-    "dot products by scale = 1 / math.sqrt(d_k) (or by `scale` when it is given)"
+    "your scores are not scaled: score_s = <q, k_s> / sqrt(d_k), so divide the "
+    "dot products by math.sqrt(d_k), d_k being the size of a query or key"
 )
 SCALE_D_K = (
     "you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {sqrt_d_k:.4g} "
@@ -24,7 +24,7 @@ SCALE_D_K = (
 SCALE_D_V = (
     "you divided the scores by sqrt(d_v) = sqrt({d_v}), the size of a value; the "
     "scale belongs to the dot product q . k, whose length is d_k = {d_k}: divide "
-    "by math.sqrt(d_k), with d_k = Q.shape[-1]"
+    "by math.sqrt(d_k), with d_k the size of a key, K.shape[-1]"
 )
 SCALE_IGNORED = (
     "you ignored the `scale` argument (this call passed scale={scale}): use it "
@@ -82,7 +82,7 @@ NO_MAX = (
 GLOBAL_MAX = (
     "you subtracted the largest score of the whole array, not of each row: in a "
     "row whose scores are all far below that global max, every exp underflows "
-    "to 0 and 0 / 0 is nan. Take the max along the keys, "
+    "to 0 (and 0 / 0 is nan). Take the max along the keys, "
     "scores.max(axis=-1, keepdims=True)"
 )
 OUTPUT_TRANSPOSED = (
