@@ -305,6 +305,34 @@ def test_mutated_inputs_never_crash_the_checker(name, mutation, capsys):
         assert_fails_cleanly(checker, fn)
 
 
+KEYWORD_MUTATIONS = {
+    "ignored": lambda kwargs: {},
+    "flipped_mask": lambda kwargs: {
+        k: ~v if k == "mask" else v for k, v in kwargs.items()
+    },
+    "truncated": lambda kwargs: {
+        k: v[..., :-1] if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
+    },
+    "scale_squared": lambda kwargs: {
+        k: v**2 if k == "scale" else v for k, v in kwargs.items()
+    },
+}
+
+
+@pytest.mark.parametrize("mutation", KEYWORD_MUTATIONS)
+@pytest.mark.parametrize("name", ["sdpa", "one_query", "mha", "softmax"])
+def test_mutated_keyword_arguments_never_crash_the_checker(name, mutation):
+    """A learner who ignores or mishandles mask=, scale=, kv= or axis=."""
+    checker, right = CHECKERS[name]
+    mutate = KEYWORD_MUTATIONS[mutation]
+
+    def mutant(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return right(*args, **mutate(kwargs))
+
+    assert_fails_cleanly(checker, Watched(right, mutant))
+
+
 def test_a_function_that_is_not_callable_is_named():
     with pytest.raises(ck.CheckFailed, match="needs your function itself"):
         checks.check_softmax(np.zeros(3))
