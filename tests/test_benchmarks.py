@@ -139,7 +139,15 @@ def test_smoke_report_has_a_row_per_method_and_true_verdicts(results):
     assert "nproc" in bench.header()
 
 
-def test_main_smoke_prints_the_report(capsys):
+def test_main_smoke_prints_the_report(results, monkeypatch, capsys):
+    measured = []
+
+    def run(configs, **kwargs):  # the smoke run's results, not measured again
+        measured.append(configs)
+        return results
+
+    monkeypatch.setattr(bench, "run", run)
     assert bench.main(["--smoke"]) == 0
+    assert measured == [bench.SMOKE_CONFIGS]
     out = capsys.readouterr().out
-    assert "target atn.sdpa" in out and "max |err|" in out
+    assert "nproc" in out and "target atn.sdpa" in out and "max |err|" in out

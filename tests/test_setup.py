@@ -227,7 +227,8 @@ def test_ignored_outputs_say_why():
 
 
 def test_environment_yml_parses_for_repo2docker():
-    yaml = pytest.importorskip("yaml")
+    import yaml  # PyYAML comes with jupyterlab (jupyter-events needs it)
+
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     deps = env["dependencies"]
     assert any(str(d).startswith("python=3.11") for d in deps)
@@ -293,3 +294,14 @@ def test_an_unreachable_index_falls_back_at_once(silent_server, capsys):
     assert code == 0
     assert time.perf_counter() - start < 5, "the fallback must not wait for retries"
     assert "cannot be reached" in capsys.readouterr().err
+
+
+def test_readme_layout_lists_every_module():
+    readme = (REPO / "README.md").read_text()
+    layout = readme[readme.index("## Layout") :].split("\n```\n")[1]
+    for folder in ("helpers", "tools", "benchmarks"):
+        for path in sorted((REPO / folder).glob("*.py")):
+            if path.name != "__init__.py":
+                assert f"  {path.name} " in layout, (
+                    f"README.md, Layout: list {folder}/{path.name} under {folder}/"
+                )

@@ -204,9 +204,10 @@ def cell_names(source, stop_at=frozenset(), bodies=True):
 def exercise_section(nb):
     """Indices of the code cells from the first solution cell to the last check."""
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
-    first = min(i for i in code if "solution" in _tags(nb.cells[i]))
-    last = max(i for i in code if "check" in _tags(nb.cells[i]))
-    return [i for i in code if first <= i <= last]
+    solutions = [i for i in code if "solution" in _tags(nb.cells[i])]
+    checks = [i for i in code if "check" in _tags(nb.cells[i])]
+    assert solutions and checks, "a lesson needs exercises: solution and check cells"
+    return [i for i in code if solutions[0] <= i <= checks[-1]]
 
 
 def cells_to_run(nb):
