@@ -40,6 +40,12 @@ _OLD_MAX = (
     "your P uses the old max: exponentiate against the new one, "
     "P = np.exp(scores_block - m_new), with m_new = np.maximum(m, block max)"
 )
+_WRONG_SHIFT = (
+    "your l and acc are both off by one factor per query: the exponentials are "
+    "shifted by something other than the new max. Use P = np.exp(scores_block - "
+    "m_new) and correction = np.exp(m - m_new), with m_new = np.maximum(m, "
+    "scores_block.max(axis=1, keepdims=True))"
+)
 _M_NOT_UPDATED = (
     "you returned the old m: return the new running max, "
     "m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))"
@@ -144,6 +150,9 @@ def _diagnose_update(case, got, expected):
         return _M_NOT_UPDATED.replace(
             "you returned the old m", "your m is not the running max"
         )
+    ratio = got[1] / expected[1]  # (n, 1): l and acc off by one factor per row
+    if not ck.same(ratio, 1.0 + 0 * ratio) and ck.same(got[2], ratio * expected[2]):
+        return _WRONG_SHIFT
     return None
 
 

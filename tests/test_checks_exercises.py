@@ -211,6 +211,24 @@ def lse_forgot_m(x):
     return float(np.log(np.exp(x - x.max()).sum()))
 
 
+def lse_no_log(x):
+    return float(x.max() + np.exp(x - x.max()).sum())
+
+
+def lse_min_shift(x):
+    low = x.min()
+    return float(low + np.log(np.exp(x - low).sum()))
+
+
+def merge_one_side(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 + l2 * math.exp(m2 - m)
+
+
+def merge_plain_sums(m1, l1, m2, l2):
+    return max(m1, m2), l1 * math.exp(m1) + l2 * math.exp(m2)
+
+
 def merge_no_rescale(m1, l1, m2, l2):
     return max(m1, m2), l1 + l2
 
@@ -315,6 +333,31 @@ def update_no_rescale_l(m, l, acc, scores_block, V_block):
     return m_new, l + P.sum(axis=1, keepdims=True), c * acc + P @ V_block
 
 
+def update_inverted(m, l, acc, scores_block, V_block):
+    m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))
+    P = np.exp(scores_block - m_new)
+    c = np.exp(m_new - m)
+    return m_new, c * l + P.sum(axis=1, keepdims=True), c * acc + P @ V_block
+
+
+def update_no_rescale_acc(m, l, acc, scores_block, V_block):
+    m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))
+    P = np.exp(scores_block - m_new)
+    c = np.exp(m - m_new)
+    return m_new, c * l + P.sum(axis=1, keepdims=True), acc + P @ V_block
+
+
+def update_old_max(m, l, acc, scores_block, V_block):
+    m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))
+    P = np.exp(scores_block - np.where(np.isfinite(m), m, 0))
+    c = np.exp(m - m_new)
+    return m_new, c * l + P.sum(axis=1, keepdims=True), c * acc + P @ V_block
+
+
+def finish_no_divide(m, l, acc):
+    return acc, m + np.log(l)
+
+
 def finish_forgot_m(m, l, acc):
     return acc / l, np.log(l)
 
@@ -364,7 +407,11 @@ WRONG = [
     # lesson 03 exercises 2 and 3
     (checks.check_logsumexp, lse_naive, "overflows"),
     (checks.check_logsumexp, lse_forgot_m, "add the max back"),
-    (checks.check_merge_stats, merge_no_rescale, "without rescaling"),
+    (checks.check_logsumexp, lse_no_log, "needs its log"),
+    (checks.check_logsumexp, lse_min_shift, "min of x"),
+    (checks.check_merge_stats, merge_no_rescale, "did not rescale both sums"),
+    (checks.check_merge_stats, merge_one_side, "both"),
+    (checks.check_merge_stats, merge_plain_sums, "overflow"),
     (checks.check_merge_stats, merge_inverted, "upside down"),
     # lesson 04 exercises 2 and 3
     (checks.check_softmax_jacobian, jacobian_no_outer, "only diag(a)"),
@@ -393,6 +440,10 @@ WRONG = [
 ONLINE_WRONG = [
     ((update_fa1, finish_fa1), "FlashAttention-1"),
     ((update_no_rescale_l, finish), "l is not rescaled"),
+    ((update_inverted, finish), "upside down"),
+    ((update_no_rescale_acc, finish), "acc is not rescaled"),
+    ((update_old_max, finish), "off by one factor per query"),
+    ((update, finish_no_divide), "out = acc / l"),
     ((update, finish_forgot_m), "logsumexp = m + np.log(l)"),
     ((update, finish_flat_lse), "should be (n, 1)"),
 ]
