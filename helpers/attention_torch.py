@@ -340,11 +340,13 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, kv=None, mask=None):
-        x = _as_float(x, "x")
-        kv = x if kv is None else _as_float(kv, "kv")
-        _validate.mha_shapes(
-            tuple(x.shape), tuple(kv.shape), {}
-        )  # (batch, n|m, d_model)
+        """Self-attention over x, or cross-attention from x to kv.
+
+        Shapes:
+            x: (batch, n, d_model)  kv: (batch, m, d_model)  mask: -> (batch, H, n, m)
+            returns out: (batch, n, d_model), weights: (batch, num_heads, n, m)
+        """
+        x, kv = self._checked(x, x if kv is None else kv)
         group = self.num_heads // self.num_kv_heads  # query heads per K/V head
         Q = split_heads(self.q_proj(x), self.num_heads)  # (batch, H, n, d_k)
         K = split_heads(self.k_proj(kv), self.num_kv_heads)  # (batch, H_kv, m, d_k)
@@ -416,6 +418,17 @@ class MultiHeadAttention(nn.Module):
                 theirs.in_proj_bias.copy_(torch.cat(biases))  # (3 d_model,)
                 theirs.out_proj.bias.copy_(self.out_proj.bias)
         return theirs.train(self.training)
+
+    def _checked(self, x, kv):
+        """x and kv as float tensors (NaN/inf reported) of shape (batch, *, d_model)."""
+        x, kv = _as_float(x, "x"), _as_float(kv, "kv")
+        _validate.mha_shapes(tuple(x.shape), tuple(kv.shape), {})
+        if x.shape[-1] != self.q_proj.in_features:
+            raise ValueError(
+                f"x has d_model={x.shape[-1]} features but this module was built "
+                f"for d_model={self.q_proj.in_features} (x {_validate.fmt(x.shape)})"
+            )
+        return x, kv
 
     def _projections(self):
         return self.q_proj, self.k_proj, self.v_proj

@@ -111,5 +111,9 @@ def test_constructor_and_input_errors():
         mha(torch.randn(4, 8))
     with pytest.raises(ValueError, match=r"kv must have shape \(batch, m, d_model\)"):
         mha(torch.randn(1, 4, 8), kv=torch.randn(1, 4, 6))
+    with pytest.raises(ValueError, match="x has d_model=6 features but this module"):
+        mha(torch.randn(1, 4, 6))
+    with pytest.raises(ValueError, match="x contains 1 non-finite value"):
+        mha(torch.tensor([[[float("nan")] + [0.0] * 7]]))
     with pytest.raises(TypeError, match="mask must be boolean, True = may attend"):
         mha(torch.randn(1, 4, 8), mask=torch.ones(4, 4))
