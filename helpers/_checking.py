@@ -66,7 +66,7 @@ class CheckFailed(AssertionError):
             _WIDTH,
             subsequent_indent="  ",
             break_on_hyphens=False,
-        )
+        ) or [f"✗ {self.checker}"]
         lines[0] = f"{red}{bold}{lines[0]}{reset}"
         for text in (self.case, f"look at: {self.where}" if self.where else ""):
             if text:
