@@ -12,8 +12,10 @@ STAMP := $(VENV)/.installed-$(TORCH)
 # the source folders that ruff lints and formats (tests/test_setup.py reads this)
 SOURCES := helpers tests notebooks tools benchmarks
 # make test's pytest processes; loadfile keeps each notebook (one kernel) and each
-# test file in one process. PYTEST_WORKERS=0 runs everything in one process.
+# test file in one process, handed out in collection order (the slow lessons
+# first, see pyproject.toml), not by test count. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
+PYTEST_XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -41,7 +43,7 @@ lab: $(STAMP)
 
 ## make test: every test (unit, property, nbval, student copies, builds, browser, lint)
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest $(PYTEST_XDIST)
 
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
 notebooks: $(STAMP)
@@ -60,6 +62,19 @@ slides: $(STAMP)
 ## make html: execute every lesson and export it to build/html/, offline assets
 html: $(STAMP)
 	$(BIN)/python -m tools.coursebuild html
+
+.PHONY: hub hub-proxy
+
+## make hub-proxy: configurable-http-proxy from npm (pinned in hub/package-lock.json)
+hub-proxy: hub/node_modules/.installed
+
+hub/node_modules/.installed: hub/package.json hub/package-lock.json
+	npm ci --no-audit --no-fund --prefix hub
+	@touch $@
+
+## make hub: JupyterHub for a class on this machine, http://127.0.0.1:8000 (README)
+hub: $(STAMP) hub-proxy
+	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 ## make lint: ruff check and format check (make test runs them too)
 lint: $(STAMP)
