@@ -305,3 +305,17 @@ def test_readme_layout_lists_every_module():
                 assert f"  {path.name} " in layout, (
                     f"README.md, Layout: list {folder}/{path.name} under {folder}/"
                 )
+
+
+def test_ci_runs_the_readme_test_command_and_fails_with_it():
+    ci = REPO / ".ci" / "run"
+    assert ci.stat().st_mode & 0o111, ".ci/run must be executable"
+    lines = [
+        line.strip()
+        for line in ci.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert "set -euo pipefail" in lines  # any failing step fails the run
+    assert lines[-1] == "make test"  # its exit code is the run's
+    readme = (REPO / "README.md").read_text()
+    assert "make test   #" in readme.split("## The two commands")[1].split("##")[0]
