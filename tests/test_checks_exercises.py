@@ -488,3 +488,15 @@ def test_every_checker_is_exported_from_checks():
     assert len(names) == 16
     for name in names:
         assert callable(getattr(checks, name))
+
+
+def masked_global_max(scores, mask):
+    s = np.where(mask, scores, -np.inf)
+    e = np.exp(s - scores.max())
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+
+
+def test_masked_softmax_names_the_global_max():
+    with pytest.raises(ck.CheckFailed, match="not of each row"):
+        checks.check_masked_softmax(masked_global_max)
