@@ -18,10 +18,11 @@ SDPA always gets 4-D inputs (batch, heads, n, d): with 2-D or 3-D inputs torch
 falls back to its slower math backend and every ratio looks better than it is.
 The helpers get (n, d) for a single head and (batch, heads, n, d) otherwise.
 
-Reported per method: the median wall time over ``--repeats`` samples; its ratio
-to SDPA's; the achieved GFLOP/s (4 * batch * heads * n * m * d floating-point
-operations: Q K^T and weights @ V) and that rate as a percentage of a 2048^3
-matmul of the same library, timed in the same group; the peak extra memory
+Reported per method: the median wall time (CPU time with ``--cpu-time``) over
+``--repeats`` samples; its ratio to SDPA's; the achieved GFLOP/s (4 * batch *
+heads * n * m * d floating-point operations: Q K^T and weights @ V) and that
+rate as a percentage of a 2048^3 matmul of the same library, timed in the same
+group; the peak extra memory
 while it runs, from ``helpers.measure`` (the meters lesson 08 uses: NumPy
 through ``tracemalloc``, the smallest of three readings; torch through its
 profiler's memory log, internal buffers of fused kernels included); the largest
@@ -40,7 +41,11 @@ Run from the repository root (about a minute on 2 cores)::
     .venv/bin/python benchmarks/attention_speed.py --smoke       # seconds
 
 On a busy machine, read the ratios (measured side by side) and the load
-average printed with every configuration, not the absolute times.
+average printed with every configuration, not the absolute times; or time CPU
+work instead of the wall clock, on one thread each for torch and OpenBLAS::
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/attention_speed.py \
+        --threads 1 --cpu-time
 
 Exit code 0 whether the targets are met or not: this is a benchmark, not a test.
 """
