@@ -22,11 +22,10 @@ Reported per method: the median wall time (CPU time with ``--cpu-time``) over
 ``--repeats`` samples; its ratio to SDPA's; the achieved GFLOP/s (4 * batch *
 heads * n * m * d floating-point operations: Q K^T and weights @ V) and that
 rate as a percentage of a 2048^3 matmul of the same library, timed in the same
-group; the peak extra memory
-while it runs, from ``helpers.measure`` (the meters lesson 08 uses: NumPy
-through ``tracemalloc``, the smallest of three readings; torch through its
-profiler's memory log, internal buffers of fused kernels included); the largest
-absolute error against a float64 reference.
+group; the peak extra memory while it runs, from ``helpers.measure`` (the
+meters lesson 08 uses: NumPy through ``tracemalloc``, the smallest of three
+readings; torch through its profiler's memory log, internal buffers of fused
+kernels included); the largest absolute error against a float64 reference.
 
 NumPy's and torch's thread pools both spin: a torch call right after a NumPy
 matmul can run several times slower on 2 cores. So each configuration times
