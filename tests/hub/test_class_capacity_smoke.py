@@ -1,0 +1,45 @@
+"""benchmarks/class_capacity.py cannot rot: its readings and one kernel, small.
+
+No thresholds (it is a benchmark): the /proc readings are sane, and one kernel
+with one thread runs a cell, drags a slider for a moment and reports latencies.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _load():
+    path = REPO / "benchmarks" / "class_capacity.py"
+    spec = importlib.util.spec_from_file_location("class_capacity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_proc_readings_are_sane():
+    cc = _load()
+    rss, pss, threads, uss = cc.memory_of(os.getpid())
+    assert 0 < uss <= pss <= rss
+    assert threads >= 1
+    assert cc.cpu_seconds(os.getpid()) > 0
+    assert 0 < cc.mem_available_mb() < cc.mem_total_mb()
+    assert cc.percentile([5, 1, 4, 2, 3], 0.9) == 5
+    assert cc.percentile([5, 1, 4, 2, 3], 0.5) == 3
+    cells = cc.lesson_cells(cc.LESSON)
+    assert cells and all(c.strip() for c in cells)
+
+
+def test_one_kernel_drags_a_slider():
+    cc = _load()
+    kernel = cc.Kernel(threads=1)
+    try:
+        assert kernel.run("import os; print(os.environ['OMP_NUM_THREADS'])") == "1\n"
+        (latencies,) = cc.drive_sliders([kernel], seconds=0.5, interval=0.1, seq_len=8)
+        assert len(latencies) >= 1 and all(ms > 0 for ms in latencies)
+        rss, pss, _, uss = cc.memory_of(kernel.pid)
+        assert 0 < uss <= pss <= rss
+    finally:
+        kernel.stop()
