@@ -76,19 +76,6 @@ hub/node_modules/.installed: hub/package.json hub/package-lock.json
 hub: $(STAMP) hub-proxy
 	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
-.PHONY: hub hub-proxy
-
-## make hub-proxy: configurable-http-proxy from npm (pinned in hub/package-lock.json)
-hub-proxy: hub/node_modules/.installed
-
-hub/node_modules/.installed: hub/package.json hub/package-lock.json
-	npm ci --no-audit --no-fund --prefix hub
-	@touch $@
-
-## make hub: JupyterHub for a class on this machine, http://127.0.0.1:8000 (README)
-hub: $(STAMP) hub-proxy
-	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
-
 ## make lint: ruff check and format check (make test runs them too)
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES)
