@@ -370,7 +370,7 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(module, nn.MultiheadAttention):
             raise TypeError(f"module must be an nn.MultiheadAttention; got {module!r}")
         d_model = module.embed_dim
-        if not module._qkv_same_embed_dim:
+        if module.kdim != d_model or module.vdim != d_model:
             raise ValueError(
                 f"kdim={module.kdim} and vdim={module.vdim} must equal "
                 f"embed_dim={d_model}: keys and values come from d_model features"
