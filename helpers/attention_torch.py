@@ -74,10 +74,10 @@ def _softmax(x, axis):
 
 
 def softmax(x, axis=-1):
-    """Stable softmax along ``axis``: subtract the max, exponentiate, normalise.
+    """Stable softmax along ``axis``, as ``attention_np.softmax``, differentiable.
 
-    Entries equal to -inf get weight 0; a row that is entirely -inf gives all
-    zeros (not NaN), the convention for a query that may attend to nothing.
+    -inf entries get weight 0; a row of only -inf (a query that may attend to
+    nothing) gives zeros, and zero gradients rather than NaN.
 
     Shapes:
         x: any shape; the result has the same shape and sums to 1 along ``axis``.
@@ -233,16 +233,14 @@ def multi_head_attention(
 
 
 def rope(x, positions=None, base=10000.0):
-    """Rotary position embedding: rotate coordinate pairs by position-dependent angles.
+    """Rotary position embedding, the same numbers as ``attention_np.rope``.
 
-    Pairs are interleaved, as in the RoFormer paper: pair i holds coordinates
-    (2i, 2i + 1) and turns by the angle position * base ** (-2i / d). Norms are
-    kept, position 0 is the identity, and q . k after rotation depends only on
-    the offset between positions. Same numbers as ``attention_np.rope``.
+    Interleaved pairs (2i, 2i + 1) turn by position * base ** (-2i / d) (RoFormer),
+    differentiably in x.
 
     Shapes:
-        x: (..., n, d), d even  positions: (n,) or broadcastable to (..., n);
-        default 0..n-1. Returns the shape and float dtype of x.
+        x: (..., n, d) with d even; positions broadcast to (..., n), default
+        0..n-1; returns x's shape and float dtype.
     """
     x = _as_float(x, "x")
     if positions is not None:
