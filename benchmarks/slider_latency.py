@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import PIL  # noqa: E402
 
-from helpers import widgets  # noqa: E402
+from helpers import plotting, widgets  # noqa: E402
 
 SEQ_LENS = (8, 32, 128, 512)
 D_KS = (4, 64, 512)
@@ -108,25 +108,23 @@ def _png_of(fig):
     return buffer.getvalue()
 
 
-def _style(ax, title, xlabel, ylabel):
-    ax.set_title(title, fontsize=widgets.FONT_SIZE)
-    ax.set_xlabel(xlabel, fontsize=widgets.FONT_SIZE)
-    ax.set_ylabel(ylabel, fontsize=widgets.FONT_SIZE)
-    ax.tick_params(labelsize=widgets.FONT_SIZE - 1)
-
-
 # -- the baselines: a new figure per update, as a plain interact callback -----------
 
 
-def baseline_attention(seq_len, d_k, scaled=True, seed=0):
+def _normal(x, std):
+    return np.exp(-0.5 * (x / std) ** 2) / (std * math.sqrt(2 * math.pi))
+
+
+def baseline_attention(seq_len, d_k, scaled=True, seed=0, sigma=1.0):
     """Re-create AttentionExplorer's figure: score histogram, sorted weights."""
-    data = widgets.attention_stats(seq_len, d_k, scaled, seed)
+    data = widgets.attention_stats(seq_len, d_k, scaled, seed, sigma)
     scores, weights, std = data["scores"], data["weights"], data["predicted_std"]
+    row_std = data["row_predicted_std"]
     fig, (ax_s, ax_w) = plt.subplots(
         1, 2, figsize=widgets.AttentionExplorer.figsize, dpi=widgets.DPI
     )
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.18, top=0.88, wspace=0.3)
-    limit = max(4.0 * std, 1.05 * np.abs(scores).max())
+    limit = max(4.0 * max(std, row_std), 1.05 * np.abs(scores).max())
     bins = int(np.clip(round(2 * math.sqrt(seq_len)), 6, 40))
     ax_s.hist(
         scores,
@@ -137,15 +135,18 @@ def baseline_attention(seq_len, d_k, scaled=True, seed=0):
         alpha=0.8,
     )
     x = np.linspace(-limit, limit, 201)
-    ax_s.plot(x, np.exp(-0.5 * (x / std) ** 2) / (std * math.sqrt(2 * math.pi)), "k")
+    ax_s.plot(x, _normal(x, row_std), "k")  # this row's predicted spread
+    ax_s.plot(x, _normal(x, std), color="dimgray", linestyle="--")  # population
     ax_s.set_xlim(-limit, limit)
-    _style(ax_s, r"scores $\langle q, k_s\rangle / \sqrt{d_k}$", "score", "density")
+    plotting.style_axes(
+        ax_s, r"scores $\langle q, k_s\rangle / \sqrt{d_k}$", "score", "density"
+    )
     ranks = np.arange(seq_len + 1) + 0.5
     ax_w.stairs(np.sort(weights)[::-1], ranks, fill=True, color="tab:orange")
     ax_w.plot([0.5, seq_len + 0.5], [1 / seq_len] * 2, "k--")
     ax_w.set_xlim(0.5, min(seq_len, widgets.SHOWN_RANKS) + 0.5)
     ax_w.set_ylim(0.0, 1.0)
-    _style(ax_w, "weights, largest first", "rank", "weight")
+    plotting.style_axes(ax_w, "weights, largest first", "rank", "weight")
     return _png_of(fig)
 
 
@@ -174,13 +175,16 @@ def baseline_temperature(scores, temperature):
     step = math.ceil(m / 16)
     ax.set_xticks(x[::step], [f"$k_{{{s + 1}}}$" for s in x[::step]])
     ax.legend(fontsize=widgets.FONT_SIZE - 1, loc="upper right")
-    _style(ax, "weights  softmax(score / temperature)", "key s", "weight")
+    plotting.style_axes(ax, "weights  softmax(score / temperature)", "key s", "weight")
     return _png_of(fig)
 
 
-def baseline_heads(num_heads, d_model, seq_len, seed=0):
-    """Re-create HeadsExplorer's figure: one heatmap per head and a colorbar."""
-    weights = widgets.heads_weights(num_heads, d_model, seq_len, seed)
+def baseline_heads(num_heads, d_model, seq_len, seed=0, **options):
+    """Re-create HeadsExplorer's figure: one heatmap per head and a colorbar.
+
+    ``options``: scale, sigma, projections, as ``heads_weights`` takes them.
+    """
+    weights = widgets.heads_weights(num_heads, d_model, seq_len, seed, **options)
     cols = min(num_heads, 4) if num_heads <= 8 else 8
     rows = math.ceil(num_heads / cols)
     fig, axes = plt.subplots(
@@ -238,12 +242,14 @@ def baseline_checkpoint(weights_per_step, steps, sharpness, step_index):
         interpolation="nearest",
     )
     fig.colorbar(image, ax=ax, fraction=0.05, pad=0.03)
-    _style(ax, "attention weights", "keys (m)", "queries (n)")
+    plotting.style_axes(ax, "attention weights", "keys (m)", "queries (n)")
     curve.plot(steps, sharpness, color="tab:blue", marker="o", ms=4)
     curve.plot([data["step"]], [data["mean_max_weight"]], "o", color="tab:orange")
     curve.axvline(data["step"], color="tab:orange", linewidth=1.5)
     curve.set_ylim(0.0, 1.05)
-    _style(curve, "sharpness over training", "training step", "mean largest weight")
+    plotting.style_axes(
+        curve, "sharpness over training", "training step", "mean largest weight"
+    )
     return _png_of(fig)
 
 
@@ -259,7 +265,7 @@ def _measure(explorer_name, config, seq_len, build, steps, baseline, repeats):
     start = time.perf_counter()
     explorer = build()
     build_ms = _ms(start)
-    explorer._rebuild()  # forget the cached backgrounds: the next update redraws all
+    explorer.forget_backgrounds()  # the next update redraws everything
     start = time.perf_counter()
     explorer.update(**steps[0])
     cold_ms = _ms(start)

@@ -9,6 +9,9 @@ Every lesson imports this package: ``import helpers`` or
 - ``helpers.attention_torch``: the same functions in PyTorch, and lesson 10's
   ``MultiHeadAttention`` module (``_validate``: the shape rules both share).
 - ``helpers.measure``: CPU time and peak memory of a call (NumPy and torch).
+- ``helpers.plotting``: heatmaps and bar charts of scores and weights.
+- ``helpers.widgets``: the slider explorers; their NumPy maths is
+  ``helpers.explorer_math``, their engine ``_render``, shared input checks ``_arrays``.
 - ``helpers.induction``: lesson 11's attention-only transformer, its training
   loop and the scores that find induction heads (torch).
 - ``helpers.checks``: the checkers of lessons 00-09's exercises (one module per

@@ -16,60 +16,38 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from helpers._arrays import check_labels, check_weights, to_array
+
 FONT_SIZE = 13  # axis labels and titles; tick labels use FONT_SIZE - 1 (>= 12)
 CMAP = "viridis"
 MAX_TICK_LABELS = 30  # beyond this many tokens, label every k-th one
-_TOL = 1e-6  # weights may overshoot [0, 1] by float rounding
 
 
-def _to_array(x, name):
-    """Return ``x`` as a float64 ndarray; accepts NumPy arrays, lists, tensors."""
-    if hasattr(x, "detach"):  # a torch tensor, without importing torch
-        x = x.detach().cpu()
-        if str(x.dtype) == "torch.bfloat16":  # NumPy has no bfloat16
-            x = x.float()
-    x = np.asarray(x)
-    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
-        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
-    if np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real; got dtype {x.dtype}")
-    x = x.astype(np.float64)
-    if not np.isfinite(x).all():
-        raise ValueError(
-            f"{name} of shape {tuple(x.shape)} contains NaN or inf; "
-            f"plot finite values (a masked weight is 0, not -inf)"
-        )
-    return x
+def style_axes(ax, title, xlabel, ylabel):
+    """Title and axis labels at FONT_SIZE, tick labels one point smaller."""
+    ax.set_title(title, fontsize=FONT_SIZE)
+    ax.set_xlabel(xlabel, fontsize=FONT_SIZE)
+    ax.set_ylabel(ylabel, fontsize=FONT_SIZE)
+    ax.tick_params(labelsize=FONT_SIZE - 1)
 
 
-def _check_weights(w, name, meaning):
-    """Raise ValueError unless every entry of ``w`` lies in [0, 1]."""
-    lo, hi = float(w.min()), float(w.max())
-    if lo < -_TOL or hi > 1 + _TOL:
-        raise ValueError(
-            f"{name} of shape {tuple(w.shape)} {meaning} must be attention weights "
-            f"in [0, 1]; got values from {lo:.4g} to {hi:.4g} "
-            f"(did you pass the scores instead of softmax(scores)?)"
-        )
+def add_colorbar(image, **kwargs):
+    """The colorbar of a weights heatmap, labelled; ``**kwargs`` go to colorbar.
+
+    Returns the Colorbar.
+    """
+    bar = image.axes.figure.colorbar(image, **kwargs)
+    bar.set_label("attention weight", fontsize=FONT_SIZE)
+    bar.ax.tick_params(labelsize=FONT_SIZE - 1)
+    return bar
 
 
-_SINGULAR = {"queries": "query", "keys": "key", "rows": "row", "columns": "column"}
+def default_key_labels(m):
+    """The default key names k_0 ... k_{m-1} (keys are numbered from 0)."""
+    return [f"$k_{{{s}}}$" for s in range(m)]
 
 
-def _check_labels(labels, count, name, axis_name):
-    """Return ``labels`` as a list of strings, or None; check there are ``count``."""
-    if labels is None:
-        return None
-    labels = [str(label) for label in labels]
-    if len(labels) != count:
-        raise ValueError(
-            f"{name} has {len(labels)} labels but the weights have "
-            f"{count} {axis_name}: give one label per {_SINGULAR.get(axis_name)}"
-        )
-    return labels
-
-
-def _set_token_ticks(axis, labels, count, rotate=False):
+def set_token_ticks(axis, labels, count, rotate=False):
     """Label the ticks of ``axis`` with ``labels`` (at most ~30), else integers."""
     if labels is None:
         axis.set_major_locator(MaxNLocator(integer=True))
@@ -87,15 +65,15 @@ def _set_token_ticks(axis, labels, count, rotate=False):
 def plot_scores_and_weights(scores, weights, labels=None, axes=None, **kwargs):
     """Two bar charts for one query: the scores (left) and their softmax (right).
 
-    ``labels`` name the keys (default k_1 ... k_m). ``axes`` is a pair of Axes;
+    ``labels`` name the keys (default k_0 ... k_{m-1}). ``axes`` is a pair of Axes;
     when None a new figure is created. ``**kwargs`` go to both ``ax.bar`` calls.
 
     Shapes:
         scores: (m,)  weights: (m,) in [0, 1]
         returns (score_bars, weight_bars), two BarContainers of m bars each
     """
-    scores = _to_array(scores, "scores")
-    weights = _to_array(weights, "weights")
+    scores = to_array(scores, "scores")
+    weights = to_array(weights, "weights")
     if scores.ndim != 1 or weights.ndim != 1 or scores.shape != weights.shape:
         raise ValueError(
             f"scores and weights must be 1-D with one entry per key, shape (m,); "
@@ -103,11 +81,11 @@ def plot_scores_and_weights(scores, weights, labels=None, axes=None, **kwargs):
         )
     if scores.size == 0:
         raise ValueError("scores and weights are empty (m=0): nothing to plot")
-    _check_weights(weights, "weights", "(one per key)")
+    check_weights(weights, "weights", "(one per key)")
     m = scores.shape[0]
-    labels = _check_labels(labels, m, "labels", "keys")
+    labels = check_labels(labels, m, "labels", "keys")
     if labels is None:
-        labels = [f"$k_{{{s + 1}}}$" for s in range(m)]
+        labels = default_key_labels(m)
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
     if len(axes) != 2:
@@ -131,7 +109,7 @@ def plot_scores_and_weights(scores, weights, labels=None, axes=None, **kwargs):
 
     for ax in axes:
         ax.set_xlabel("key s", fontsize=FONT_SIZE)
-        _set_token_ticks(ax.xaxis, labels, m, rotate=True)
+        set_token_ticks(ax.xaxis, labels, m, rotate=True)
         ax.tick_params(labelsize=FONT_SIZE - 1)
     return score_bars, weight_bars
 
@@ -155,7 +133,7 @@ def plot_attention(
         weights: (n, m) in [0, 1]; query_labels: n strings; key_labels: m strings
         returns the AxesImage
     """
-    weights = _to_array(weights, "weights")
+    weights = to_array(weights, "weights")
     if weights.ndim != 2:
         raise ValueError(
             f"weights must be 2-D, (n queries, m keys); got shape "
@@ -164,10 +142,10 @@ def plot_attention(
         )
     if weights.size == 0:
         raise ValueError(f"weights of shape {tuple(weights.shape)} are empty")
-    _check_weights(weights, "weights", "(n, m)")
+    check_weights(weights, "weights", "(n, m)")
     n, m = weights.shape
-    query_labels = _check_labels(query_labels, n, "query_labels", "queries")
-    key_labels = _check_labels(key_labels, m, "key_labels", "keys")
+    query_labels = check_labels(query_labels, n, "query_labels", "queries")
+    key_labels = check_labels(key_labels, m, "key_labels", "keys")
     if ax is None:
         width = min(10.0, 2.5 + 0.45 * m)
         height = min(8.0, 1.8 + 0.45 * n)
@@ -185,15 +163,13 @@ def plot_attention(
     image = ax.imshow(weights, **options)
     ax.set_xlabel("keys (m)", fontsize=FONT_SIZE)
     ax.set_ylabel("queries (n)", fontsize=FONT_SIZE)
-    _set_token_ticks(ax.xaxis, key_labels, m, rotate=True)
-    _set_token_ticks(ax.yaxis, query_labels, n)
+    set_token_ticks(ax.xaxis, key_labels, m, rotate=True)
+    set_token_ticks(ax.yaxis, query_labels, n)
     ax.tick_params(labelsize=FONT_SIZE - 1)
     if title is not None:
         ax.set_title(title, fontsize=FONT_SIZE)
     if colorbar:
-        bar = ax.figure.colorbar(image, ax=ax)
-        bar.set_label("attention weight", fontsize=FONT_SIZE)
-        bar.ax.tick_params(labelsize=FONT_SIZE - 1)
+        add_colorbar(image, ax=ax)
     return image
 
 
@@ -219,7 +195,7 @@ def plot_attention_grid(
         weights: (rows, cols, n, m), or (cols, n, m) for a single row
         returns a (rows, cols) object ndarray of AxesImage
     """
-    weights = _to_array(weights, "weights")
+    weights = to_array(weights, "weights")
     if weights.ndim == 3:
         weights = weights[None]  # one row
     if weights.ndim != 4:
@@ -229,12 +205,12 @@ def plot_attention_grid(
         )
     if weights.size == 0:
         raise ValueError(f"weights of shape {tuple(weights.shape)} are empty")
-    _check_weights(weights, "weights", "(rows, cols, n, m)")
+    check_weights(weights, "weights", "(rows, cols, n, m)")
     rows, cols, n, m = weights.shape
-    row_labels = _check_labels(row_labels, rows, "row_labels", "rows")
-    col_labels = _check_labels(col_labels, cols, "col_labels", "columns")
-    query_labels = _check_labels(query_labels, n, "query_labels", "queries")
-    key_labels = _check_labels(key_labels, m, "key_labels", "keys")
+    row_labels = check_labels(row_labels, rows, "row_labels", "rows")
+    col_labels = check_labels(col_labels, cols, "col_labels", "columns")
+    query_labels = check_labels(query_labels, n, "query_labels", "queries")
+    key_labels = check_labels(key_labels, m, "key_labels", "keys")
 
     if axes is None:
         panel = min(3.6, max(2.2, 0.3 * max(n, m) + 1.2))
@@ -274,9 +250,53 @@ def plot_attention_grid(
                 ax.set_xlabel("")
                 ax.tick_params(labelbottom=False)
     if colorbar:
-        bar = fig.colorbar(images[0, 0], ax=list(axes.ravel()), shrink=0.9)
-        bar.set_label("attention weight", fontsize=FONT_SIZE)
-        bar.ax.tick_params(labelsize=FONT_SIZE - 1)
+        add_colorbar(images[0, 0], ax=list(axes.ravel()), shrink=0.9)
     if title is not None:
         fig.suptitle(title, fontsize=FONT_SIZE + 1)
+    return images
+
+
+def plot_heads(weights, figure=None, **kwargs):
+    """One heatmap per head in a grid (4 columns, 8 beyond 8 heads), one colorbar.
+
+    Panels beyond the last head are hidden; only the left column and the bottom
+    row keep their tick and axis labels. ``figure``: a matplotlib Figure to fill
+    (when None, a new pyplot figure). ``**kwargs`` go to every ``ax.imshow``.
+
+    Shapes:
+        weights: (num_heads, n, m) in [0, 1]
+        returns a list of num_heads AxesImage
+    """
+    weights = to_array(weights, "weights")
+    if weights.ndim != 3 or weights.size == 0:
+        raise ValueError(
+            f"weights must have shape (num_heads, n, m); got {tuple(weights.shape)}"
+        )
+    num_heads = weights.shape[0]
+    if figure is None:
+        figure = plt.figure(figsize=(9.0, 4.0))
+    cols = min(num_heads, 4) if num_heads <= 8 else 8
+    rows = math.ceil(num_heads / cols)
+    box = {"left": 0.08, "right": 0.88, "bottom": 0.14, "top": 0.84, "hspace": 0.35}
+    axes = figure.subplots(rows, cols, squeeze=False, gridspec_kw=box).ravel()
+    for ax in axes[num_heads:]:
+        ax.set_axis_off()
+    small = num_heads <= 4
+    images = []
+    for h, ax in enumerate(axes[:num_heads]):
+        images.append(
+            plot_attention(
+                weights[h], ax=ax, colorbar=False, title=f"head {h}", **kwargs
+            )
+        )
+        ax.title.set_fontsize(FONT_SIZE if small else FONT_SIZE - 1)
+        bottom_row = h >= num_heads - cols
+        ax.tick_params(labelleft=h % cols == 0, labelbottom=bottom_row)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=4 if small else 2, integer=True))
+        if h % cols:
+            ax.set_ylabel("")
+        if not bottom_row:
+            ax.set_xlabel("")
+    add_colorbar(images[0], cax=figure.add_axes((0.91, 0.14, 0.018, 0.7)))
     return images

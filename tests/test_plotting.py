@@ -59,7 +59,7 @@ def test_scores_and_weights_default_and_given_labels():
     weights = anp.softmax(scores)
     score_bars, _ = plotting.plot_scores_and_weights(scores, weights)
     ticks = [t.get_text() for t in score_bars[0].axes.get_xticklabels()]
-    assert ticks == ["$k_{1}$", "$k_{2}$", "$k_{3}$"]
+    assert ticks == ["$k_{0}$", "$k_{1}$", "$k_{2}$"]  # keys count from 0
     _, weight_bars = plotting.plot_scores_and_weights(
         scores, weights, labels=["a", "b", "c"]
     )
@@ -264,3 +264,35 @@ def test_plotting_never_calls_show(monkeypatch):
     plotting.plot_scores_and_weights(np.zeros(2), np.full(2, 0.5))
     plotting.plot_attention(_weights((2, 2)))
     plotting.plot_attention_grid(_weights((2, 2, 2)))
+
+
+# plot_heads -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("num_heads, panels", [(1, 1), (3, 3), (6, 8), (12, 16)])
+def test_plot_heads_draws_one_panel_per_head_and_hides_the_rest(num_heads, panels):
+    weights = _weights((num_heads, 5, 7), seed=num_heads)
+    images = plotting.plot_heads(weights)
+    assert len(images) == num_heads
+    fig = images[0].axes.figure
+    for h, image in enumerate(images):
+        np.testing.assert_array_equal(image.get_array(), weights[h])
+        assert image.get_clim() == (0.0, 1.0)
+        assert image.axes.get_title() == f"head {h}"
+    grid = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    assert len(grid) == panels  # the grid, without the colorbar
+    hidden = [ax for ax in grid if not ax.axison]
+    assert len(hidden) == panels - num_heads
+    assert fig.axes[-1].get_ylabel() == "attention weight"  # the shared colorbar
+
+
+def test_plot_heads_fills_a_given_figure_and_checks_its_input():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    images = plotting.plot_heads(np.full((2, 3, 3), 1 / 3), figure=fig, alpha=0.5)
+    assert images[0].axes.figure is fig and images[1].get_alpha() == 0.5
+    with pytest.raises(ValueError, match=r"\(num_heads, n, m\)"):
+        plotting.plot_heads(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        plotting.plot_heads(np.full((2, 3, 3), 2.0))

@@ -1,13 +1,13 @@
-"""helpers.widgets: checkpoint_weights and CheckpointExplorer (lesson 09).
+"""helpers.widgets.CheckpointExplorer (lessons 09 and 11).
 
 Assertions are on data: the computed dicts, the heatmap's array, the marker's
-position, the PNG bytes and the readout changing. The repo conftest selects Agg.
+position, the PNG bytes, the readout and the export bundle. The maths
+(``checkpoint_weights``) is tested in test_explorer_math.py. Agg via conftest.
 """
 
+import base64
 import io
-import math
 
-import ipywidgets
 import numpy as np
 import pytest
 from PIL import Image
@@ -32,74 +32,6 @@ def _png(explorer):
     return data
 
 
-# checkpoint_weights ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("step_index", range(len(STEPS)))
-def test_checkpoint_weights_returns_that_checkpoint(step_index):
-    w = _weights()
-    data = widgets.checkpoint_weights(w, STEPS, step_index)
-    np.testing.assert_array_equal(data["weights"], w[step_index])
-    assert data["step"] == STEPS[step_index] and type(data["step"]) is int
-    assert data["step_index"] == step_index
-    assert data["num_checkpoints"] == len(STEPS)
-    np.testing.assert_array_equal(data["max_weight"], w[step_index].max(axis=-1))
-    np.testing.assert_array_equal(data["top_key"], w[step_index].argmax(axis=-1))
-    expected_entropy = -(w[step_index] * np.log(w[step_index])).sum(axis=-1)
-    np.testing.assert_allclose(data["entropy"], expected_entropy)
-    assert data["mean_max_weight"] == pytest.approx(w[step_index].max(-1).mean())
-    assert data["mean_entropy"] == pytest.approx(expected_entropy.mean())
-
-
-def test_checkpoint_weights_sharpening_shows_in_the_numbers():
-    w = _weights()
-    sharp = [
-        widgets.checkpoint_weights(w, STEPS, i)["mean_max_weight"]
-        for i in range(len(STEPS))
-    ]
-    assert sharp == sorted(sharp) and sharp[-1] > sharp[0]
-
-
-def test_checkpoint_weights_masked_keys_have_zero_entropy_contribution():
-    w = np.zeros((2, 2, 4))
-    w[:, :, :2] = 0.5  # two real keys, two masked (weight 0)
-    data = widgets.checkpoint_weights(w, [0, 1], 1)
-    np.testing.assert_allclose(data["entropy"], [math.log(2)] * 2)
-
-
-def test_checkpoint_weights_accepts_torch_tensors():
-    torch = pytest.importorskip("torch")
-    w = _weights()
-    data = widgets.checkpoint_weights(
-        torch.tensor(w, requires_grad=True), torch.tensor(STEPS), 2
-    )
-    np.testing.assert_allclose(data["weights"], w[2], rtol=1e-6)
-    assert data["step"] == 25
-
-
-@pytest.mark.parametrize("step_index", [-1, len(STEPS), 1.5, True, "2", None])
-def test_bad_step_index_raises(step_index):
-    with pytest.raises(ValueError, match=r"step_index must be an integer in \[0, 5\]"):
-        widgets.checkpoint_weights(_weights(), STEPS, step_index)
-
-
-@pytest.mark.parametrize(
-    "weights, steps, error, match",
-    [
-        (np.full((6, 3), 0.5), STEPS, ValueError, r"\(num_checkpoints, n, m\)"),
-        (_weights(), STEPS[:-1], ValueError, "one training step per checkpoint"),
-        (_weights(), [0, 10, 10, 50, 100, 200], ValueError, "strictly increasing"),
-        (_weights(), [0, 1.5, 2, 3, 4, 5], ValueError, "steps must be integers"),
-        (_weights() * 3, STEPS, ValueError, r"in \[0, 1\]"),
-        (np.full((6, 3, 5), np.nan), STEPS, ValueError, r"in \[0, 1\]"),
-        (_weights() > 0.2, STEPS, TypeError, "real numbers"),
-    ],
-)
-def test_checkpoint_weights_rejects_bad_input(weights, steps, error, match):
-    with pytest.raises(error, match=match):
-        widgets.checkpoint_weights(weights, steps, 0)
-
-
 # CheckpointExplorer ---------------------------------------------------------------
 
 
@@ -113,23 +45,35 @@ def _explorer(**kwargs):
     )
 
 
-def test_explorer_shell():
+def test_explorer_shell_and_export_bundle():
     explorer = _explorer(step_index=1)
-    assert isinstance(explorer.widget, ipywidgets.VBox)
-    assert isinstance(explorer.image, ipywidgets.Image)
-    assert isinstance(explorer.readout, ipywidgets.HTML)
     assert list(explorer.sliders) == ["step_index"]
-    slider = explorer.sliders["step_index"]
-    assert (slider.min, slider.max, slider.value) == (0, len(STEPS) - 1, 1)
-    assert explorer.image.layout.height is not None  # fixed size: no flicker
+    assert explorer.slider_grid() == {"step_index": list(range(len(STEPS)))}
     height, width, _ = np.asarray(Image.open(io.BytesIO(_png(explorer)))).shape
-    assert explorer.image.layout.height == f"{height}px"
+    assert explorer.image.layout.height == f"{height}px"  # fixed size: no flicker
     assert explorer.image.layout.width == f"{width}px"
     bundle = explorer._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == repr(explorer)
-    assert repr(explorer).startswith("CheckpointExplorer(")
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == (
+        explorer.widget.model_id
+    )
+    assert base64.b64decode(bundle["image/png"]) == _png(explorer)
+    assert bundle["text/plain"].splitlines()[0] == repr(explorer)
+    assert "checkpoint 2 of 6" in repr(explorer)
+    assert "training step 10" in bundle["text/plain"]
     assert explorer.data["step"] == STEPS[1]
+
+
+def test_slider_counts_checkpoints_from_one_as_the_lessons_do():
+    """Issue 12.5: the text says "checkpoint 9 of 15"; so do slider and readout."""
+    weights = np.stack([_weights(count=1)[0]] * 15)  # (15, 3, 5)
+    explorer = widgets.CheckpointExplorer(
+        weights, list(range(0, 1500, 100)), step_index=8
+    )
+    slider = explorer.sliders["step_index"]
+    assert slider.value == 8 and slider.label == "9 of 15"
+    assert explorer.readout_text().startswith("checkpoint 9 of 15 · training step 800")
+    explorer.update(step_index=14)
+    assert slider.label == "15 of 15"
 
 
 def test_update_over_every_step_changes_data_image_and_readout():
@@ -143,7 +87,8 @@ def test_update_over_every_step_changes_data_image_and_readout():
         assert explorer.sliders["step_index"].value == i  # the slider follows
         assert _png(explorer) != png
         assert explorer.readout.value != readout
-        assert f"<b>training step</b> {STEPS[i]} " in explorer.readout.value
+        assert f"checkpoint {i + 1} of {len(STEPS)}" in explorer.readout_text()
+        assert f"training step {STEPS[i]} " in explorer.readout_text()
         assert f"{data['mean_max_weight']:.3f}" in explorer.readout.value
         # What is plotted is exactly this checkpoint's weights.
         np.testing.assert_array_equal(np.asarray(explorer.heatmap.get_array()), w[i])
