@@ -285,7 +285,8 @@ def online_attention(Q, K, V, block_size=128, mask=None):
     Q, K, V = _float_inputs(Q=Q, K=K, V=V)
     if mask is not None:
         mask = _check_mask(mask, batch + (n, m)).expand(*batch, n, m)
-    Q = Q * _validate.default_scale(None, d_k)  # (..., n, d_k), scaled once
+    # Scaled once; every batch axis of K and V too, so the scores can change in place.
+    Q = (Q * _validate.default_scale(None, d_k)).expand(*batch, n, d_k)
 
     running_max = Q.new_full((*batch, n, 1), -math.inf)  # max score so far
     running_sum = Q.new_zeros((*batch, n, 1))  # sum of exp(score - max)

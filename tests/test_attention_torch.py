@@ -305,3 +305,16 @@ def test_online_attention_large_scores_and_empty_rows_in_low_precision(
     tol = 1e-4 if dtype == torch.float32 else 1e-10
     np.testing.assert_allclose(out.double().numpy(), reference, rtol=tol, atol=tol)
     assert torch.equal(out[0, 3], torch.zeros(5, dtype=dtype))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_online_attention_when_only_V_has_batch_axes(masked):
+    # the scores are updated in place: they must get every batch axis of K and V
+    g = torch.Generator().manual_seed(9)
+    Q, K = torch.randn(3, 4, generator=g), torch.randn(5, 4, generator=g)
+    V = torch.randn(2, 5, 2, generator=g, dtype=torch.float32)  # (batch, m, d_v)
+    mask = atn.causal_mask(3, 5) if masked else None
+    expected, _ = atn.scaled_dot_product_attention(Q, K, V, mask=mask)
+    got = atn.online_attention(Q, K, V, block_size=2, mask=mask)
+    assert got.shape == (2, 3, 2)
+    torch.testing.assert_close(got, expected)
