@@ -866,6 +866,22 @@ def test_online_attention_default_block_size_and_sdpa_agree(attn):
     np.testing.assert_allclose(attn.np(out), attn.np(ref), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_online_attention_broadcasts_batch_axes(attn, reference, masked):
+    rng = np.random.default_rng(2)
+    Q = rng.normal(size=(2, 1, 3, 4))
+    K = rng.normal(size=(1, 5, 6, 4))
+    V = rng.normal(size=(5, 6, 2))
+    mask = rng.random((5, 1, 6)) < 0.6 if masked else None  # (heads, 1, m)
+    out = attn.online_attention(
+        attn.arr(Q), attn.arr(K), attn.arr(V), block_size=4,
+        mask=None if mask is None else attn.arr(mask),
+    )  # fmt: skip
+    assert attn.np(out).shape == (2, 5, 3, 2)
+    out_ref, _ = reference(Q, K, V, mask=mask)
+    np.testing.assert_allclose(attn.np(out), out_ref, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("block_size", [1, 2, 3, 5])
 def test_online_attention_with_mask_and_fully_masked_rows(attn, reference, block_size):
     Q, K, V = qkv((2,), 4, 7, 3, 2)
