@@ -262,10 +262,16 @@ def heads_summary(weights):
     """
     weights = np.asarray(weights)
     top = weights.max(axis=-1)  # (num_heads, n)
+    mean_entropy = row_entropy(weights).mean(axis=-1)  # (num_heads,)
+    # Cheap first: heads whose row maxima differ are not identical (no big copy).
+    identical = bool(
+        np.allclose(top, top[:1], rtol=0, atol=1e-6)
+        and np.allclose(weights, weights[:1], rtol=0, atol=1e-6)
+    )
     return {
-        "entropy": row_entropy(weights).mean(axis=-1),  # (num_heads,)
+        "entropy": mean_entropy,
         "max_weight": top.max(axis=-1),  # (num_heads,)
-        "identical": bool(np.allclose(weights, weights[:1], rtol=0, atol=1e-6)),
+        "identical": identical,
         "saturated": int(np.sum(top.mean(axis=-1) > SATURATED)),
     }
 

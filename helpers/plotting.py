@@ -195,41 +195,14 @@ def plot_attention_grid(
         weights: (rows, cols, n, m), or (cols, n, m) for a single row
         returns a (rows, cols) object ndarray of AxesImage
     """
-    weights = to_array(weights, "weights")
-    if weights.ndim == 3:
-        weights = weights[None]  # one row
-    if weights.ndim != 4:
-        raise ValueError(
-            f"weights must have shape (rows, cols, n, m) or (cols, n, m), e.g. "
-            f"(batch, num_heads, n, m); got shape {tuple(weights.shape)}"
-        )
-    if weights.size == 0:
-        raise ValueError(f"weights of shape {tuple(weights.shape)} are empty")
-    check_weights(weights, "weights", "(rows, cols, n, m)")
+    weights = _grid_weights(weights)  # (rows, cols, n, m)
     rows, cols, n, m = weights.shape
     row_labels = check_labels(row_labels, rows, "row_labels", "rows")
     col_labels = check_labels(col_labels, cols, "col_labels", "columns")
     query_labels = check_labels(query_labels, n, "query_labels", "queries")
     key_labels = check_labels(key_labels, m, "key_labels", "keys")
 
-    if axes is None:
-        panel = min(3.6, max(2.2, 0.3 * max(n, m) + 1.2))
-        fig, axes = plt.subplots(
-            rows,
-            cols,
-            figsize=(min(18.0, panel * cols + 1.8), min(16.0, panel * rows + 0.9)),
-            squeeze=False,
-            sharex=True,
-            sharey=True,
-            layout="constrained",
-        )
-    axes = np.asarray(axes, dtype=object)
-    if axes.size != rows * cols:
-        raise ValueError(
-            f"axes holds {axes.size} Axes but weights of shape "
-            f"{tuple(weights.shape)} need rows x cols = {rows} x {cols}"
-        )
-    axes = axes.reshape(rows, cols)
+    axes = _grid_axes(axes, weights.shape)  # (rows, cols)
     fig = axes[0, 0].figure
 
     images = np.empty((rows, cols), dtype=object)
@@ -254,6 +227,45 @@ def plot_attention_grid(
     if title is not None:
         fig.suptitle(title, fontsize=FONT_SIZE + 1)
     return images
+
+
+def _grid_weights(weights):
+    """Checked float64 weights of shape (rows, cols, n, m) for a grid."""
+    weights = to_array(weights, "weights")
+    if weights.ndim == 3:
+        weights = weights[None]  # one row
+    if weights.ndim != 4:
+        raise ValueError(
+            f"weights must have shape (rows, cols, n, m) or (cols, n, m), e.g. "
+            f"(batch, num_heads, n, m); got shape {tuple(weights.shape)}"
+        )
+    if weights.size == 0:
+        raise ValueError(f"weights of shape {tuple(weights.shape)} are empty")
+    check_weights(weights, "weights", "(rows, cols, n, m)")
+    return weights
+
+
+def _grid_axes(axes, shape):
+    """A (rows, cols) array of Axes: the given ones, or a new figure's."""
+    rows, cols, n, m = shape
+    if axes is None:
+        panel = min(3.6, max(2.2, 0.3 * max(n, m) + 1.2))
+        _, axes = plt.subplots(
+            rows,
+            cols,
+            figsize=(min(18.0, panel * cols + 1.8), min(16.0, panel * rows + 0.9)),
+            squeeze=False,
+            sharex=True,
+            sharey=True,
+            layout="constrained",
+        )
+    axes = np.asarray(axes, dtype=object)
+    if axes.size != rows * cols:
+        raise ValueError(
+            f"axes holds {axes.size} Axes but weights of shape "
+            f"{tuple(shape)} need rows x cols = {rows} x {cols}"
+        )
+    return axes.reshape(rows, cols)
 
 
 def plot_heads(weights, figure=None, **kwargs):
