@@ -26,6 +26,18 @@ SCALE_D_V = (
     "scale belongs to the dot product q . k, whose length is d_k = {d_k}: divide "
     "by math.sqrt(d_k), with d_k the size of a key, K.shape[-1]"
 )
+SCALE_TIMES_SQRT = (
+    "you multiplied the scores by sqrt(d_k) = {sqrt_d_k:.4g}; divide by it "
+    "instead: scores / math.sqrt(d_k)"
+)
+SCALE_N = (
+    "you divided by the square root of n = {n}, the number of queries "
+    "(Q.shape[-2]); d_k is the size of a query or key, the last axis"
+)
+SCALE_M = (
+    "you divided by the square root of m = {m}, the number of keys (len(K)); d_k "
+    "is the size of a query or key, the last axis"
+)
 SCALE_IGNORED = (
     "you ignored the `scale` argument (this call passed scale={scale}): use it "
     "instead of 1 / sqrt(d_k) when it is not None"
@@ -38,6 +50,19 @@ COLUMNS_SUM_TO_1 = (
 BATCH_AXIS = (
     "your weights sum to 1 over axis {a}, the batch axis (or a head axis): take the "
     "softmax over the last axis (the keys), axis=-1, so it works with any batch axes"
+)
+MAX_AXIS = (
+    "you subtracted the max along another axis than the one you sum over: the "
+    "shift must be one number per row (per query), so that it cancels between "
+    "e^x and Z. Take both along the keys, with keepdims=True"
+)
+EXP_SIGN = (
+    "you exponentiated max - x instead of x - max: e^(max - x) gives the largest "
+    "weight to the smallest score. Use np.exp(x - max)"
+)
+NO_EXP = (
+    "you forgot np.exp: the weights are e^x / Z, not the (shifted) scores "
+    "divided by their sum"
 )
 ROWS_NOT_NORMALISED = (
     "the rows of your weights do not sum to 1: each query's weights over the "
@@ -97,19 +122,39 @@ PRODUCT_ORDER_HINT = (
 )
 
 
-def pick_scale(scale, d_k, rule, d_v=None):
-    """The factor a (possibly wrong) implementation multiplies the scores by."""
+def pick_scale(scale, rule, Q, K, V):
+    """The factor a (possibly wrong) implementation multiplies the scores by.
+
+    ``Q`` (..., n, d_k) or one query (d_k,); ``K`` (..., m, d_k); ``V`` (..., m, d_v).
+    """
     if rule == "none":  # forgot to scale
         return 1.0
     if rule == "ignored":  # always 1/sqrt(d_k), even when scale is given
-        return 1.0 / math.sqrt(d_k)
+        return 1.0 / math.sqrt(Q.shape[-1])
     if scale is not None:
         return scale
-    if rule == "d_k":
-        return 1.0 / d_k
-    if rule == "d_v":
-        return 1.0 / math.sqrt(d_v)
-    return 1.0 / math.sqrt(d_k)
+    size = {
+        "right": Q.shape[-1],
+        "d_k": Q.shape[-1] ** 2,  # divided by d_k, not its square root
+        "d_v": V.shape[-1],
+        "m": K.shape[-2],
+        "n": Q.shape[-2] if Q.ndim > 1 else 1,
+    }
+    if rule == "times_sqrt":  # multiplied by sqrt(d_k) instead of dividing
+        return math.sqrt(Q.shape[-1])
+    return 1.0 / math.sqrt(size[rule])
+
+
+def shifted_softmax(x, axis=-1, *, max_axis=-1, sign=1, use_exp=True):
+    """A softmax with a slip in its shift: another axis, the wrong sign, no exp."""
+    shifted = sign * (x - x.max(axis=max_axis, keepdims=True))
+    e = np.exp(shifted) if use_exp else shifted
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def no_exp_softmax(x, axis=-1):
+    """The scores divided by their sum: the exp forgotten, and the shift too."""
+    return x / x.sum(axis=axis, keepdims=True)
 
 
 def naive_softmax(x, axis=-1):

@@ -71,16 +71,17 @@ def _one_query_variant(
     z="true",
     y_from="V",
     y_axis=0,
+    use_exp=True,
 ):
     """attention_one_query with one of the common mistakes switched on."""
-    scores = K @ q * mk.pick_scale(scale, q.shape[0], scale_rule, V.shape[-1])  # (m,)
-    e = np.exp(scores)
+    scores = K @ q * mk.pick_scale(scale, scale_rule, q, K, V)  # (m,)
+    e = np.exp(scores) if use_exp else scores
     Z = e.sum()
     weights = e / Z if weights_normalised else e
     values = V if y_from == "V" else K
     y = ((e / Z if y_normalised else e)[:, None] * values).sum(axis=y_axis)
     Z = {
-        "true": Z,
+        "true": np.exp(scores).sum(),  # even without exp in the weights
         "shifted": np.exp(scores - scores.max()).sum(),
         "one": 1.0,
         "unscaled": np.exp(K @ q).sum(),
@@ -137,6 +138,9 @@ def check_attention_one_query(fn, *, seed=0):
         (mk.SCALE_D_K, v(scale_rule="d_k")),
         (mk.SCALE_D_V, v(scale_rule="d_v")),
         (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+        (mk.SCALE_TIMES_SQRT, v(scale_rule="times_sqrt")),
+        (mk.SCALE_M, v(scale_rule="m")),
+        (mk.NO_EXP, v(use_exp=False)),
         (_FORGOT_1_OVER_Z, v(weights_normalised=False, y_normalised=False)),
         (_FORGOT_1_OVER_Z, v(weights_normalised=False)),
         (_Y_FORGOT_1_OVER_Z, v(y_normalised=False)),
@@ -185,7 +189,7 @@ def _sdpa_variant(
     transpose_output=False,
 ):
     """scaled_dot_product_attention with one of the common mistakes switched on."""
-    scale = mk.pick_scale(scale, Q.shape[-1], scale_rule, V.shape[-1])
+    scale = mk.pick_scale(scale, scale_rule, Q, K, V)
     scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n, m)
     if softmax is not None:  # a softmax without the right max subtraction
         if mask is not None:
@@ -246,6 +250,21 @@ def _scale_and_axis_variants():
         (mk.SCALE_D_K, v(scale_rule="d_k")),
         (mk.SCALE_D_V, v(scale_rule="d_v")),
         (mk.OUTPUT_TRANSPOSED, v(transpose_output=True)),
+        (mk.SCALE_TIMES_SQRT, v(scale_rule="times_sqrt")),
+        (mk.SCALE_N, v(scale_rule="n")),
+        (mk.SCALE_M, v(scale_rule="m")),
+    ]
+
+
+def _softmax_slip_variants():
+    """Slips inside a hand-written softmax; listed last, after the mask mistakes."""
+    v = partial(partial, _sdpa_variant)
+    slip = partial(partial, mk.shifted_softmax)
+    return [
+        (mk.MAX_AXIS, v(softmax=slip(max_axis=-2))),
+        (mk.EXP_SIGN, v(softmax=slip(sign=-1))),
+        (mk.NO_EXP, v(softmax=slip(use_exp=False))),
+        (mk.NO_EXP, v(softmax=mk.no_exp_softmax)),
     ]
 
 
@@ -275,7 +294,7 @@ def check_attention(fn, *, seed=0):
         cases,
         anp.scaled_dot_product_attention,
         _ATTENTION_OUTPUTS,
-        _scale_and_axis_variants(),
+        _scale_and_axis_variants() + _softmax_slip_variants(),
         mk.diagnose_weights,
         signature="attention(Q, K, V)",
         hint=mk.PRODUCT_ORDER_HINT,
@@ -302,16 +321,20 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
         ),
     ]
     v = partial(partial, _sdpa_variant)
-    variants = _scale_and_axis_variants() + [
-        (mk.SCALE_IGNORED, v(scale_rule="ignored")),
-        (mk.MASK_AFTER, v(mask_mode="after")),
-        (mk.MASK_FLIPPED, v(mask_mode="flipped")),
-        (mk.MASK_ADDED, v(mask_mode="added")),
-        (mk.FULLY_MASKED_UNIFORM, v(mask_mode="fill")),
-        (mk.FULLY_MASKED_NAN, v(mask_mode="unguarded")),
-        (mk.NO_MAX, v(softmax=mk.naive_softmax)),  # after the line above: both nan
-        (mk.GLOBAL_MAX, v(softmax=mk.global_max_softmax)),
-    ]
+    variants = (
+        _scale_and_axis_variants()
+        + [
+            (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+            (mk.MASK_AFTER, v(mask_mode="after")),
+            (mk.MASK_FLIPPED, v(mask_mode="flipped")),
+            (mk.MASK_ADDED, v(mask_mode="added")),
+            (mk.FULLY_MASKED_UNIFORM, v(mask_mode="fill")),
+            (mk.FULLY_MASKED_NAN, v(mask_mode="unguarded")),
+            (mk.NO_MAX, v(softmax=mk.naive_softmax)),  # after the line above: both nan
+            (mk.GLOBAL_MAX, v(softmax=mk.global_max_softmax)),
+        ]
+        + _softmax_slip_variants()
+    )
     return ck.run(
         "check_scaled_dot_product_attention",
         fn,

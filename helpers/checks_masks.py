@@ -34,6 +34,10 @@ _CAUSAL_K_SIGN = (
     "you shifted the diagonal the wrong way: query i sees key j when "
     "j <= i + (m - n), so k = m - n = {k}, not n - m"
 )
+_CAUSAL_NO_DIAGONAL = (
+    "your mask leaves out the diagonal: a query may attend to its own position "
+    "too, so query i sees key j when j <= i + (m - n), not j < i + (m - n)"
+)
 _CAUSAL_SQUARE = (
     "your mask is (n, n) = ({n}, {n}) but it needs one column per key: "
     "shape (n, m) = ({n}, {m})"
@@ -69,6 +73,7 @@ def check_causal_mask(fn):
         (_CAUSAL_UPPER_LEFT, lambda n, m: np.tril(ones(n, m))),
         (_CAUSAL_K_SIGN, lambda n, m: np.tril(ones(n, m), k=n - m)),
         (_CAUSAL_SQUARE, lambda n, m: np.tril(ones(n, n))),
+        (_CAUSAL_NO_DIAGONAL, lambda n, m: np.tril(ones(n, m), k=m - n - 1)),
     ]
     return ck.run(
         "check_causal_mask",

@@ -25,6 +25,10 @@ _SELF_D_MODEL = (
     "you scaled by sqrt(d_model) = sqrt({d_model}); the scores are dot products of "
     "queries of size d_k = W_Q.shape[1] = {d_k}: divide by math.sqrt(d_k)"
 )
+_SELF_PROJECTIONS = (
+    "your Q, K or V comes from the wrong matrix: Q = X @ W_Q, K = X @ W_K, "
+    "V = X @ W_V, each with its own projection"
+)
 _SELF_WEIGHTS_T = (
     "your output is weights.T @ V: each query's output is its own row of weights "
     "times V, output = weights @ V"
@@ -32,15 +36,28 @@ _SELF_WEIGHTS_T = (
 
 
 def _self_variant(
-    X, W_Q, W_K, W_V, *, divide_by="d_k", axis=-1, softmax=None, transpose=False
+    X,
+    W_Q,
+    W_K,
+    W_V,
+    *,
+    divide_by="d_k",
+    axis=-1,
+    softmax=None,
+    transpose=False,
+    projections="QKV",
 ):
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (n, d_k), (n, d_k), (n, d_v)
+    """Self-attention with one of the common mistakes switched on."""
+    W = {"Q": W_Q, "K": W_K, "V": W_V}
+    Q, K, V = (X @ W[p] for p in projections)  # (n, d_k), (n, d_k), (n, d_v)
     divisor = {
         "d_k": math.sqrt(Q.shape[-1]),
         "d_model": math.sqrt(X.shape[-1]),
         "d_v": math.sqrt(V.shape[-1]),
         "d_k_no_sqrt": Q.shape[-1],
+        "n": math.sqrt(X.shape[0]),
         "one": 1.0,
+        "times_sqrt": 1 / math.sqrt(Q.shape[-1]),
     }[divide_by]
     scores = Q @ K.T / divisor  # (n, n)
     weights = (softmax or anp.softmax)(scores, axis)
@@ -118,4 +135,11 @@ def _self_variants():
         (_SELF_WEIGHTS_T, v(transpose=True)),
         (mk.NO_MAX, v(softmax=mk.naive_softmax)),
         (mk.GLOBAL_MAX, v(softmax=mk.global_max_softmax)),
+        (mk.SCALE_N, v(divide_by="n")),
+        (mk.SCALE_TIMES_SQRT, v(divide_by="times_sqrt")),
+        *[(_SELF_PROJECTIONS, v(projections=p)) for p in ("KKV", "QQV", "QVV", "KQV")],
+        (mk.MAX_AXIS, v(softmax=partial(mk.shifted_softmax, max_axis=0))),
+        (mk.EXP_SIGN, v(softmax=partial(mk.shifted_softmax, sign=-1))),
+        (mk.NO_EXP, v(softmax=partial(mk.shifted_softmax, use_exp=False))),
+        (mk.NO_EXP, v(softmax=mk.no_exp_softmax)),
     ]

@@ -47,6 +47,18 @@ _SOFTMAX_GLOBAL_MAX = (
 )
 
 
+_SOFTMAX_MAX_AXIS = (
+    "you subtracted the max along axis {a} but summed along axis={{axis}}: the "
+    "shift must be the max along the same axis as the sum, so that it is one "
+    "number per slice and cancels between e^x and Z. Use "
+    "x.max(axis=axis, keepdims=True)"
+)
+
+
+def _max_along(x, axis=-1, *, a):
+    return mk.shifted_softmax(x, axis, max_axis=a)
+
+
 def _softmax_cases(rng):
     cases = []
     for shape, axis in [((3, 5), None), ((6,), None), ((2, 3, 4), None)]:
@@ -88,18 +100,28 @@ def check_softmax(fn, *, seed=0):
 
     Cases: 1-, 2- and 3-D inputs, axis -1, 0 and 1, and inputs near ±1000.
     """
-    variants = [
-        (_SOFTMAX_WRONG_AXIS.format(a=a), lambda x, axis=-1, a=a: anp.softmax(x, a))
-        for a in (-1, 0, 1)
-    ] + [
-        (_SOFTMAX_NO_MAX, mk.naive_softmax),
-        (_SOFTMAX_GLOBAL_MAX, mk.global_max_softmax),
-        (_SOFTMAX_NOT_NORMALISED, lambda x, axis=-1: np.exp(x)),
-        (
-            _SOFTMAX_NOT_NORMALISED,
-            lambda x, axis=-1: np.exp(x - x.max(axis=axis, keepdims=True)),
-        ),
-    ]
+    variants = (
+        [
+            (_SOFTMAX_WRONG_AXIS.format(a=a), lambda x, axis=-1, a=a: anp.softmax(x, a))
+            for a in (-1, 0, 1)
+        ]
+        + [
+            (_SOFTMAX_MAX_AXIS.format(a=a), partial(_max_along, a=a))
+            for a in (-1, 0, 1)
+        ]
+        + [
+            (_SOFTMAX_NO_MAX, mk.naive_softmax),
+            (mk.EXP_SIGN, partial(mk.shifted_softmax, sign=-1)),
+            (mk.NO_EXP, partial(mk.shifted_softmax, use_exp=False)),
+            (mk.NO_EXP, mk.no_exp_softmax),
+            (_SOFTMAX_GLOBAL_MAX, mk.global_max_softmax),
+            (_SOFTMAX_NOT_NORMALISED, lambda x, axis=-1: np.exp(x)),
+            (
+                _SOFTMAX_NOT_NORMALISED,
+                lambda x, axis=-1: np.exp(x - x.max(axis=axis, keepdims=True)),
+            ),
+        ]
+    )
     return ck.run(
         "check_softmax",
         fn,
@@ -175,6 +197,12 @@ def _masked_variant(scores, mask, *, fill=-np.inf, mode="before", guard="none"):
         x = np.where(mask, scores, fill)
         e = np.exp(x - scores.max())
         weights = e / e.sum(axis=-1, keepdims=True)
+    elif mode == "max_axis":  # the guarded recipe, max taken down the columns
+        x = np.where(mask, scores, fill)
+        top = x.max(axis=-2, keepdims=True)
+        e = np.exp(x - np.where(np.isfinite(top), top, 0))
+        total = e.sum(axis=-1, keepdims=True)
+        weights = e / np.where(total == 0, 1, total)
     else:
         weights = _plain_rows(np.where(mask, scores, fill))
     if guard == "multiply":  # nan * 0 is still nan
@@ -268,6 +296,7 @@ def check_masked_softmax(fn, *, seed=0):
         (_NAN_ROW, v()),
         (_NAN_ROW, v(guard="multiply")),
         (mk.GLOBAL_MAX, v(mode="global_max")),
+        (mk.MAX_AXIS, v(mode="max_axis")),
     ]
     return ck.run(
         "check_masked_softmax",

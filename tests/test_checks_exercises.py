@@ -500,3 +500,58 @@ def masked_global_max(scores, mask):
 def test_masked_softmax_names_the_global_max():
     with pytest.raises(ck.CheckFailed, match="not of each row"):
         checks.check_masked_softmax(masked_global_max)
+
+
+def softmax_max_over_columns(x, axis=-1):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_flipped_exponent(x, axis=-1):
+    e = np.exp(x.max(axis=axis, keepdims=True) - x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def attention_times_sqrt(Q, K, V):
+    w = softmax_rows(Q @ np.swapaxes(K, -1, -2) * math.sqrt(Q.shape[-1]))
+    return w @ V, w
+
+
+def attention_sqrt_n(Q, K, V):
+    w = softmax_rows(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-2]))
+    return w @ V, w
+
+
+def attention_no_exp(Q, K, V):
+    s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    w = s / s.sum(axis=-1, keepdims=True)
+    return w @ V, w
+
+
+def causal_without_diagonal(n, m):
+    return np.arange(m)[None, :] < np.arange(n)[:, None] + (m - n)
+
+
+def self_attention_query_from_W_K(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_K, X @ W_K, X @ W_V
+    w = softmax_rows(Q @ K.T / math.sqrt(W_Q.shape[1]))
+    return w @ V, w
+
+
+MORE_WRONG = [
+    (checks.check_softmax, softmax_max_over_columns, "max along axis 0"),
+    (checks.check_softmax, softmax_flipped_exponent, "max - x instead of x - max"),
+    (checks.check_attention, attention_times_sqrt, "multiplied the scores by sqrt"),
+    (checks.check_attention, attention_sqrt_n, "number of queries"),
+    (checks.check_attention, attention_no_exp, "forgot np.exp"),
+    (checks.check_causal_mask, causal_without_diagonal, "leaves out the diagonal"),
+    (checks.check_self_attention, self_attention_query_from_W_K, "wrong matrix"),
+]
+
+
+@pytest.mark.parametrize(
+    ("checker", "fn", "keyword"), MORE_WRONG, ids=[w[1].__name__ for w in MORE_WRONG]
+)
+def test_names_a_slip_inside_the_formula(checker, fn, keyword):
+    with pytest.raises(ck.CheckFailed, match=re.escape(keyword)):
+        checker(fn)
