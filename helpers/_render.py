@@ -141,9 +141,10 @@ def html_to_text(text):
 class Explorer:
     """One persistent figure, controls, a readout and an Image.
 
-    Subclasses provide ``_compute(**values)`` -> a data dict (holding the values,
-    normalised), ``_draw(data)`` -> the artists that hold data, and
-    ``_readout(data)`` -> HTML. ``values`` names every control.
+    Subclasses provide ``compute(**values)`` -> a data dict (holding the values,
+    normalised), ``draw(data)`` -> the artists that hold data, and
+    ``readout_html(data)`` -> HTML; ``choices_for(name)`` may narrow a menu's
+    options to what the current values allow. ``values`` names every control.
     """
 
     figsize = (9.0, 3.4)
@@ -179,12 +180,12 @@ class Explorer:
                 f"{sorted(unknown)}; valid names: {list(self.values)}"
             )
         new = {**self.values, **values}
-        data = self._compute(**new)  # validates before anything changes
+        data = self.compute(**new)  # validates before anything changes
         self.values = {name: data.get(name, value) for name, value in new.items()}
         self._sync_sliders()
         self.data = data
-        self._render(self._draw(data))
-        self.readout.value = self._readout(data)
+        self._render(self.draw(data))
+        self.readout.value = self.readout_html(data)
         return data
 
     def png(self):
@@ -212,6 +213,15 @@ class Explorer:
         """Every value each control offers now: a dict name -> list."""
         return {name: control_values(c) for name, c in self.sliders.items()}
 
+    def choices_for(self, name):
+        """The options control ``name`` should offer now; None: leave them."""
+        return None
+
+    @property
+    def cached_backgrounds(self):
+        """How many backgrounds are cached (at most ``MAX_BACKGROUNDS``)."""
+        return len(self._backgrounds)
+
     def forget_backgrounds(self):
         """Drop the cached backgrounds; call after changing titles or axes."""
         self._generation += 1
@@ -226,6 +236,9 @@ class Explorer:
         try:
             for name, slider in self.sliders.items():
                 value = self.values[name]
+                options = self.choices_for(name)
+                if options is not None and tuple(slider.options) != tuple(options):
+                    slider.options = tuple(options)
                 if hasattr(slider, "options"):
                     if value not in control_values(slider):
                         slider.options = sorted({*slider.options, value})

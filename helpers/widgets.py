@@ -128,10 +128,10 @@ class AttentionExplorer(render.Explorer):
         self.ax_weights.xaxis.set_major_locator(MaxNLocator(integer=True))
         self.update()
 
-    def _compute(self, **values):
+    def compute(self, **values):
         return attention_stats(**values)
 
-    def _draw(self, data):
+    def draw(self, data):
         scores = data["scores"]
         row_std, std = data["row_predicted_std"], data["predicted_std"]
         ax = self.ax_scores
@@ -165,7 +165,7 @@ class AttentionExplorer(render.Explorer):
         self.ax_weights.set_xlabel(label, fontsize=FONT_SIZE)
         return [self.hist, self.curve, self.population, self.bars, self.uniform]
 
-    def _readout(self, data):
+    def readout_html(self, data):
         h, h_max = data["entropy"], data["max_entropy"]
         if data["scaled"]:
             row_rule, population_rule = "σ‖q‖/√d_k", "σ²"
@@ -239,7 +239,7 @@ class TemperatureExplorer(render.Explorer):
         plotting.style_axes(ax, title, "key s", "weight")
         self.update()
 
-    def _compute(self, temperature):
+    def compute(self, temperature):
         weights = temperature_weights(self.scores, temperature)
         return {
             "temperature": float(temperature),
@@ -256,7 +256,7 @@ class TemperatureExplorer(render.Explorer):
             return np.array([bar.get_height() for bar in self.bars])
         return np.asarray(self.bars.get_data().values)
 
-    def _draw(self, data):
+    def draw(self, data):
         if isinstance(self.bars, BarContainer):
             for bar, height in zip(self.bars, data["weights"], strict=True):
                 bar.set_height(height)
@@ -266,7 +266,7 @@ class TemperatureExplorer(render.Explorer):
             artists = [self.bars]
         return [*artists, self.reference, self.uniform]  # lines over the bars
 
-    def _readout(self, data):
+    def readout_html(self, data):
         return _span(
             f"<b>temperature</b> {data['temperature']:.3g}{SEP}"
             f"<b>entropy</b> {data['entropy']:.3f} nats of at most "
@@ -361,17 +361,11 @@ class HeadsExplorer(render.Explorer):
             values["num_heads"] = fits[-1]
         return super().update(**values)
 
-    def _sync_sliders(self):
-        self._syncing = True
-        try:  # num_heads offers the divisors of the current d_model
-            options = tuple(divisors(self.values["d_model"]))
-            if tuple(self.sliders["num_heads"].options) != options:
-                self.sliders["num_heads"].options = options
-        finally:
-            self._syncing = False
-        super()._sync_sliders()
+    def choices_for(self, name):
+        """num_heads offers the divisors of the current d_model."""
+        return divisors(self.values["d_model"]) if name == "num_heads" else None
 
-    def _compute(self, **values):
+    def compute(self, **values):
         weights = heads_weights(**values, dtype=np.float32)
         num_heads, d_model = int(values["num_heads"]), int(values["d_model"])
         return {
@@ -388,7 +382,7 @@ class HeadsExplorer(render.Explorer):
 
     def _build_axes(self, num_heads):
         self.figure.clear()
-        placeholder = np.zeros((num_heads, 2, 2))  # _draw puts the weights in
+        placeholder = np.zeros((num_heads, 2, 2))  # draw() puts the weights in
         self.images = plotting.plot_heads(
             placeholder, figure=self.figure, interpolation_stage="data"
         )  # interpolation_stage "data": 3x faster than "rgba" here
@@ -413,7 +407,7 @@ class HeadsExplorer(render.Explorer):
             self._title = title
             self.forget_backgrounds()
 
-    def _draw(self, data):
+    def draw(self, data):
         if self._layout != data["num_heads"]:
             self._build_axes(data["num_heads"])
         self._set_title(data)
@@ -433,7 +427,7 @@ class HeadsExplorer(render.Explorer):
                 ax.set_ylim(n - 0.5, -0.5)
         return self.images
 
-    def _readout(self, data):
+    def readout_html(self, data):
         per_head = ", ".join(
             f"{h:.2f}/{m:.2f}"
             for h, m in zip(data["entropy"], data["max_weight"], strict=True)
@@ -523,16 +517,16 @@ class CheckpointExplorer(render.Explorer):
         )
         self.update()
 
-    def _compute(self, step_index):
+    def compute(self, step_index):
         return checkpoint_weights(self.weights_per_step, self.steps, step_index)
 
-    def _draw(self, data):
+    def draw(self, data):
         self.heatmap.set_data(data["weights"])
         self.marker.set_data([data["step"]], [data["mean_max_weight"]])
         self.cursor.set_xdata([data["step"], data["step"]])
         return [self.heatmap, self.cursor, self.marker]
 
-    def _readout(self, data):
+    def readout_html(self, data):
         text = (
             f"<b>checkpoint</b> {data['step_index'] + 1} of "
             f"{data['num_checkpoints']}{SEP}<b>training step</b> {data['step']}{SEP}"

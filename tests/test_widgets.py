@@ -214,7 +214,7 @@ def test_explorer_background_cache_is_bounded():
     explorer = widgets.AttentionExplorer(seq_len=64, d_k=1, scaled=False)
     for d_k in widgets.D_K_CHOICES * 3:
         explorer.update(d_k=d_k)
-    assert 1 < len(explorer._backgrounds) <= render.MAX_BACKGROUNDS
+    assert 1 < explorer.cached_backgrounds <= render.MAX_BACKGROUNDS
 
 
 def test_temperature_explorer_rejects_bad_labels():
