@@ -66,6 +66,7 @@ class CheckFailed(AssertionError):
             _WIDTH,
             subsequent_indent="  ",
             break_on_hyphens=False,
+            break_long_words=False,
         ) or [f"✗ {self.checker}"]
         lines[0] = f"{red}{bold}{lines[0]}{reset}"
         for text in (self.case, f"look at: {self.where}" if self.where else ""):
@@ -76,6 +77,7 @@ class CheckFailed(AssertionError):
                     initial_indent="  ",
                     subsequent_indent="    ",
                     break_on_hyphens=False,
+                    break_long_words=False,
                 )
         return lines
 
