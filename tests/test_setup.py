@@ -255,8 +255,8 @@ def test_install_picks_the_cpu_index_on_linux_and_pypi_elsewhere():
     assert install_torch.index_url("pypi", "linux") is None
     with pytest.raises(ValueError, match="TORCH must be"):
         install_torch.index_url("rocm", "linux")
-    command = install_torch.pip_command("torch==2.13.0", cpu, python="py")
-    assert command[:5] == ["py", "-m", "pip", "install", "torch==2.13.0"]
+    command = install_torch.pip_command("torch==2.13.0+cpu", cpu, python="py")
+    assert command[:5] == ["py", "-m", "pip", "install", "torch==2.13.0+cpu"]
     assert command[command.index("--index-url") + 1] == cpu  # torch alone from it
 
 
@@ -319,3 +319,38 @@ def test_ci_runs_the_readme_test_command_and_fails_with_it():
     assert lines[-1] == "make test"  # its exit code is the run's
     readme = (REPO / "README.md").read_text()
     assert "make test   #" in readme.split("## The two commands")[1].split("##")[0]
+
+
+@pytest.fixture
+def answering_server():
+    """A local index that answers every request with 200 OK."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_reachable_index_installs_the_local_build_from_it(answering_server, capsys):
+    from tools import install_torch
+
+    code = install_torch.main(
+        ["--index", answering_server, "--dry-run"],
+        environ={"TORCH": "cu128"},
+        platform="linux",
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert f"install torch==2.13.0+cu128 --index-url {answering_server}" in out

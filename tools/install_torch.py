@@ -108,7 +108,8 @@ def main(argv=None, environ=os.environ, platform=sys.platform):
             file=sys.stderr,
         )
         return 0
-    command = pip_command(requirement, url)
+    # the local version (+cpu) replaces a build of the same version from PyPI
+    command = pip_command(f"{requirement}+{choice}", url)
     print("torch:", " ".join(command), flush=True)
     if args.dry_run:
         return 0
