@@ -232,6 +232,16 @@ def num(value):
     return f"{float(value):.6g}"
 
 
+def require_function(name, fn):
+    """Fail unless ``fn`` is a function (not, say, its result)."""
+    if not callable(fn):
+        raise CheckFailed(
+            name,
+            f"{name} needs your function itself, e.g. {name}(my_function), not "
+            f"what it returns; got a {type(fn).__name__}",
+        )
+
+
 def call(name, fn, case, signature, hint, mutable=()):
     """Run the learner's function on copies of the inputs; explain any exception.
 
@@ -482,12 +492,7 @@ def run(
     ``tol`` is the (rtol, atol) of every comparison; the arguments named in
     ``mutable`` may be changed in place. ``announce`` prints the success line.
     """
-    if not callable(fn):
-        raise CheckFailed(
-            name,
-            f"{name} needs your function itself, e.g. {name}(my_function); "
-            f"got a {type(fn).__name__}",
-        )
+    require_function(name, fn)
     for number, case in enumerate(cases, 1):
         expected = as_tuple(reference(*case.args, **case.kwargs), len(outputs))
         result = call(name, fn, case, signature, hint, mutable)

@@ -415,6 +415,7 @@ def check_shuffle_keys_and_values(fn, *, seed=0):
     the output.
     """
     name = "check_shuffle_keys_and_values"
+    ck.require_function(name, fn)
     rng = np.random.default_rng(seed)
     cases = []
     for n, m, d_k, d_v, draw in [(4, 6, 3, 5, 3), (2, 9, 4, 2, 7)]:

@@ -147,6 +147,7 @@ def check_zero_weights(fn, *, lengths=(4, 2, 0)):
     causal_mask(n)``, n = max(lengths) (the exercise: lengths 4, 2 and 0).
     """
     name = "check_zero_weights"
+    ck.require_function(name, fn)
     n = max(lengths)
     X = np.random.default_rng(8).standard_normal((len(lengths), 1, n, 4))
     mask = anp.padding_mask(np.array(lengths), n) & anp.causal_mask(n)

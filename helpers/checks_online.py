@@ -235,6 +235,8 @@ def check_online_softmax(update, finish, *, seed=0):
     sequences cut into four blocks of random sizes, two with scores in the
     thousands; then the whole loop, compared with softmax(scores) @ V.
     """
+    ck.require_function("check_online_softmax", update)
+    ck.require_function("check_online_softmax", finish)
     trials = _trials(np.random.default_rng(seed))
     cases, finals = _update_cases(trials)
     _check_updates(update, cases)

@@ -378,3 +378,10 @@ def test_the_harness_catches_a_checker_that_accepts_a_wrong_answer():
     assert (
         assert_fails_cleanly(lenient, output_mutant(anp.softmax, np.float32, 0)) is None
     )
+
+
+@pytest.mark.parametrize("name", CHECKERS)
+def test_passing_a_result_instead_of_the_function_is_named(name):
+    checker, _ = CHECKERS[name]
+    with pytest.raises(ck.CheckFailed, match="needs your function itself"):
+        checker(np.zeros((3, 4)))
