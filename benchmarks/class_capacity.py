@@ -86,6 +86,7 @@ _start = {start!r}
 while _time.time() < _start:
     _time.sleep(0.005)
 _ms, _next, _k = [], _time.perf_counter(), 0
+_cpu0 = _time.process_time()
 while _k == 0 or _time.time() < _start + {seconds!r}:
     _t0 = _time.perf_counter()
     _explorer.update(temperature=_temps[_k % len(_temps)])
@@ -93,7 +94,8 @@ while _k == 0 or _time.time() < _start + {seconds!r}:
     _k += 1
     _next += {interval!r}
     _time.sleep(max(0.0, _next - _time.perf_counter()))
-print("LATENCIES" + _json.dumps(_ms))
+_cpu_ms = (_time.process_time() - _cpu0) * 1000 / _k  # the kernel's CPU per update
+print("LATENCIES" + _json.dumps(dict(ms=_ms, cpu_ms=_cpu_ms)))
 """
 
 
@@ -278,7 +280,11 @@ def _in_parallel(kernels, code, timeout):
 
 
 def drive_sliders(kernels, seconds, interval, seq_len):
-    """All kernels drag a slider at once; returns each kernel's latencies (ms)."""
+    """All kernels drag a slider at once.
+
+    Returns, per kernel, {"ms": each update's time, "cpu_ms": the kernel
+    process's CPU time per update, all its threads (comm messages included)}.
+    """
     _in_parallel(kernels, SLIDER_SETUP.format(seq_len=seq_len), timeout=600)
     start = time.time() + 1.0  # every kernel starts dragging at the same instant
     code = SLIDER_DRAG.format(start=start, seconds=seconds, interval=interval)
@@ -378,7 +384,7 @@ def main(argv=None):
         )
 
     say("[3/4] the class: N students drag a slider at once ...")
-    kernels, rows, best = [], [], 0
+    kernels, rows, best, cpu_ms = [], [], 0, []
     try:
         for n in sizes:
             kernel_mb = single["one thread"][1]
@@ -386,9 +392,10 @@ def main(argv=None):
                 say(f"      N={n}: not enough free memory to start more kernels; stop")
                 break
             start_students(n, cells, kernels)
-            lat = drive_sliders(kernels, args.seconds, args.interval, TARGET_SEQ_LEN)
-            medians = [statistics.median(x) for x in lat]
-            every = [v for x in lat for v in x]
+            drags = drive_sliders(kernels, args.seconds, args.interval, TARGET_SEQ_LEN)
+            medians = [statistics.median(d["ms"]) for d in drags]
+            every = [v for d in drags for v in d["ms"]]
+            cpu_ms.extend(d["cpu_ms"] for d in drags)
             pss = [memory_of(k.pid)[1] for k in kernels]
             worst = max(medians)
             ok = worst <= TARGET_MS
@@ -406,7 +413,9 @@ def main(argv=None):
                 f"      N={n:3d}  update median {statistics.median(every):6.1f} ms  "
                 f"p90 {percentile(every, 0.9):6.1f} ms  worst student median "
                 f"{worst:6.1f} ms  kernel PSS {statistics.mean(pss):5.0f} MB  "
-                f"{'meets' if ok else 'MISSES'} target  load {os.getloadavg()[0]:.2f}"
+                f"{'meets' if ok else 'MISSES'} target  CPU/update "
+                f"{statistics.median(d['cpu_ms'] for d in drags):4.1f} ms  "
+                f"load {os.getloadavg()[0]:.2f}"
             )
             if ok:
                 best = n
@@ -466,20 +475,31 @@ def main(argv=None):
         f"  slider target held up to N={best} dragging at once on {cores} cores: "
         f"{per_core:.1f} students per core{limit}"
     )
+    cpu_update = statistics.median(cpu_ms) if cpu_ms else float("nan")
+    busy = cpu_update / (args.interval * 1000)  # cores one dragging student keeps busy
+    say(
+        f"  CPU per slider update {cpu_update:.1f} ms (the kernel, all threads): a "
+        f"dragging student keeps {busy:.3f} of a core busy, so a core is saturated "
+        f"at {1 / busy:.0f} students dragging at once (no headroom: the measured "
+        "N above is the one to plan with)"
+    )
     say(
         f"  this machine by memory: "
         f"{(total_mb - HEADROOM_MB) / per_student:.0f} students "
         f"({total_mb / 1024:.0f} GB less {HEADROOM_MB / 1024:.0f} GB headroom)"
     )
     run_all_cpu = single["one thread"][3]
-    say("  sizing (everyone dragging at once; N Run Alls at once: N x CPU s / cores):")
-    say("  | class | RAM (GB) | cores for sliders | everyone's Run All at once |")
-    say("  |---|---|---|---|")
+    say("  sizing (all drag at once; N run all cells at once: N x CPU s / cores):")
+    say(
+        "  | class | RAM (GB) | cores: measured N per core | cores: CPU saturated "
+        "| everyone's Run All at once |"
+    )
+    say("  |---|---|---|---|---|")
     for size in CLASS_SIZES:
         ram = (size * per_student + HEADROOM_MB) / 1024
         need = math.ceil(size / per_core) if per_core else float("nan")
         say(
-            f"  | {size} | {ram:.0f} | {need} | "
+            f"  | {size} | {ram:.0f} | {need} | {math.ceil(size * busy)} | "
             f"{size * run_all_cpu / cores / 60:.1f} min on {cores} cores |"
         )
     say("load avg   " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + " at end")

@@ -44,11 +44,14 @@ c = get_config()  # noqa: F821 (injected by JupyterHub when it loads this file)
 HUB_DIR = Path(__file__).resolve().parent
 PYTHON_BIN = Path(sys.executable).parent
 
-# The numbers from benchmarks/class_capacity.py (README, "A class on
-# JupyterHub"): one student after a lesson has run, server + kernel with torch.
-MEM_GUARANTEE = "600M"
+# From benchmarks/class_capacity.py (README, "A class on JupyterHub"): after
+# lesson 01, a student's server is 121 MB RSS and their kernel (torch imported)
+# 348 MB RSS: guarantee 512M; a second open lesson adds a kernel: limit 1G.
+# A student dragging a slider keeps 0.073 of a core busy: guarantee 0.1 core;
+# a kernel runs one thread, so more than one core would be unused: limit 1.
+MEM_GUARANTEE = "512M"
 MEM_LIMIT = "1G"
-CPU_GUARANTEE = 0.05
+CPU_GUARANTEE = 0.1
 CPU_LIMIT = 1.0
 
 # --- network: 127.0.0.1 only ------------------------------------------------

@@ -37,8 +37,9 @@ def test_one_kernel_drags_a_slider():
     kernel = cc.Kernel(threads=1)
     try:
         assert kernel.run("import os; print(os.environ['OMP_NUM_THREADS'])") == "1\n"
-        (latencies,) = cc.drive_sliders([kernel], seconds=0.5, interval=0.1, seq_len=8)
-        assert len(latencies) >= 1 and all(ms > 0 for ms in latencies)
+        (drag,) = cc.drive_sliders([kernel], seconds=0.5, interval=0.1, seq_len=8)
+        assert drag["ms"] and all(ms > 0 for ms in drag["ms"])
+        assert drag["cpu_ms"] > 0
         rss, pss, _, uss = cc.memory_of(kernel.pid)
         assert 0 < uss <= pss <= rss
     finally:
