@@ -60,6 +60,16 @@ def test_meta_marks_each_exercise_and_its_check(path):
     assert [c.source for c in marked.cells] == [c.source for c in nb.cells]
 
 
+@pytest.mark.parametrize("path", lessons(), ids=lambda p: p.name)
+def test_lesson_carries_nbgrader_metadata(path):
+    """The committed lesson itself is ready for nbgrader (and so its student copy)."""
+    lacking = missing_metadata(nbformat.read(path, as_version=4))
+    assert not lacking, (
+        f"{path.name}: cells {lacking} lack nbgrader metadata; run "
+        f"`.venv/bin/python -m tools.nbgrader_course meta notebooks/{path.name}`"
+    )
+
+
 def test_meta_refuses_a_solution_outside_a_solution_cell():
     nb = nbformat.v4.new_notebook()
     nb.cells.append(
