@@ -201,10 +201,23 @@ class Explorer:
 
         For exports: render a frame per slider value without a kernel's help.
         """
+        return self.render_frame(**values)["png"]
+
+    def render_frame(self, **values):
+        """The frame at ``values`` (others as now); the state is kept.
+
+        Returns a dict: png (bytes), readout_html, readout_text, values (all of
+        them, normalised), so an export can swap the picture and the readout.
+        """
         before = dict(self.values)
         try:
             self.update(**values)
-            return self.png()
+            return {
+                "png": self.png(),
+                "readout_html": self.readout.value,
+                "readout_text": self.readout_text(),
+                "values": dict(self.values),
+            }
         finally:
             if self.values != before:
                 self.update(**before)

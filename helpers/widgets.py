@@ -113,10 +113,13 @@ class AttentionExplorer(render.Explorer):
         self.hist = self.ax_scores.stairs(
             [0.0], [-1.0, 1.0], fill=True, color="tab:blue", alpha=0.8
         )
-        (self.curve,) = self.ax_scores.plot([], [], color="black", linewidth=2)
-        (self.population,) = self.ax_scores.plot(
-            [], [], color="dimgray", linestyle="--", linewidth=1.5
+        (self.curve,) = self.ax_scores.plot(
+            [], [], color="black", linewidth=2, label="this row"
         )
+        (self.population,) = self.ax_scores.plot(
+            [], [], color="dimgray", linestyle="--", linewidth=1.5, label="random q, k"
+        )
+        self.legend = self.ax_scores.legend(fontsize=FONT_SIZE - 1, loc="upper right")
         self.bars = self.ax_weights.stairs(
             [0.0], [0.5, 1.5], fill=True, color="tab:orange"
         )
@@ -163,7 +166,8 @@ class AttentionExplorer(render.Explorer):
         self.ax_weights.set_xlim(0.5, shown + 0.5)
         label = "rank" if seq_len <= SHOWN_RANKS else f"rank (top {SHOWN_RANKS} shown)"
         self.ax_weights.set_xlabel(label, fontsize=FONT_SIZE)
-        return [self.hist, self.curve, self.population, self.bars, self.uniform]
+        artists = [self.hist, self.curve, self.population, self.bars, self.uniform]
+        return [*artists, self.legend]  # the legend over the bars
 
     def readout_html(self, data):
         h, h_max = data["entropy"], data["max_entropy"]

@@ -444,6 +444,17 @@ def test_render_png_draws_the_frame_of_those_values_and_keeps_the_state():
     assert explorer.values == {"temperature": 0.1}
 
 
+def test_render_frame_gives_the_picture_and_the_readout_of_those_values():
+    explorer = widgets.AttentionExplorer(seq_len=16, d_k=64)
+    live = (_png(explorer), explorer.readout.value)
+    frame = explorer.render_frame(d_k=512, scaled=False)
+    assert frame["values"] == {**explorer.values, "d_k": 512, "scaled": False}
+    expected = explorer_math.attention_stats(16, 512, False, 0)
+    assert f"max weight {expected['max_weight']:.3f}" in frame["readout_text"]
+    assert frame["readout_html"] != live[1] and frame["png"] != live[0]
+    assert (_png(explorer), explorer.readout.value) == live  # state kept
+
+
 def test_slider_grid_lists_every_control_value():
     grid = widgets.AttentionExplorer(seq_len=16, d_k=64).slider_grid()
     assert grid["seq_len"] == list(range(2, 513))
