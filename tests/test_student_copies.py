@@ -179,16 +179,16 @@ def cell_names(source, stop_at=frozenset(), bodies=True):
     """The Names of one code cell; built-ins are left out.
 
     ``stop_at``: names whose use raises (a stubbed exercise), so that nothing
-    after the first statement that reads one of them runs. ``bodies=False``:
+    after the first statement that uses one of them (outside a function
+    body) runs. ``bodies=False``:
     leave out what function bodies read (a stub raises before reading it).
     """
     tree = ast.parse(TransformerManager().transform_cell(source))
     names = Names(set(), set(), set(), set())
     for stmt in _statements(tree.body):
         table = symtable.symtable(ast.unparse(stmt), "<cell>", "exec")
-        used = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
-        if bodies:
-            used |= _global_reads(table)
+        top = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
+        used = top | _global_reads(table) if bodies else top
         names.reads.update(used - names.binds - BUILTINS)
         for symbol in table.get_symbols():
             if symbol.is_assigned() or symbol.is_imported():
@@ -196,7 +196,7 @@ def cell_names(source, stop_at=frozenset(), bodies=True):
             if symbol.is_imported():
                 names.imports.add(symbol.get_name())
         names.changes.update(_changed_in_place(stmt))
-        if used & stop_at:
+        if top & stop_at:  # called here, not in a function defined here
             break
     return names
 
@@ -274,6 +274,10 @@ def test_cells_to_run_follow_the_names_the_exercises_read():
     assert cells_to_run(nb) == [0, 2, 4, 5, 6, 9, 10]
     names = cell_names("for k in range(3):\n    assert helper(k) == my_f(k)\nx[0] = k")
     assert names == ({"helper", "my_f", "x"}, {"k"}, {"x"}, set())
+    # a stub used inside a function the check defines may run later or never:
+    # the reads go on (more cells than needed, never fewer)
+    source = "def run():\n    return my_f(1)\n\ncheck(run)\nafter(1)"
+    assert cell_names(source, stop_at={"my_f"}).reads == {"my_f", "check", "after"}
 
 
 # -- the run ---------------------------------------------------------------------
