@@ -291,9 +291,11 @@ def test_an_exception_inside_becomes_a_diagnosis(name, error):
     err = assert_fails_cleanly(checker, raising(error))
     if error is NotImplementedError:
         assert "not implemented yet" in str(err)
-    else:
+        assert err.where.startswith("mutant (test_checks_robust.py, line")
+    else:  # the learner's own line that raised
         assert error.__name__ in str(err) and "something went wrong" in str(err)
-        assert "raising" not in err.where or "mutant" in err.where
+        assert err.where.startswith("mutant, test_checks_robust.py, line")
+        assert err.where.endswith('raise error("something went wrong inside")')
 
 
 @pytest.mark.parametrize("mutation", INPUT_MUTATIONS)
