@@ -83,6 +83,9 @@ c.Spawner.environment = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    # students get neither nbgrader's menus nor its server extensions (both are
+    # the instructor's): hub/student-config/ disables them, ahead of the venv's
+    "JUPYTER_CONFIG_PATH": str(HUB_DIR / "student-config"),
     # the course venv's scripts (jupyter, python) first in a student's terminal
     "PATH": f"{PYTHON_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
 }

@@ -116,6 +116,9 @@ async def student_session(browser, hub, name, link):
         mark("login")
         await open_lab(page, link)
         mark("lab open")
+        # nbgrader is the instructor's: no menu of it in a student's Lab
+        nbgrader_menu = page.locator("li.lm-MenuBar-item:has-text('Nbgrader')")
+        result["nbgrader_menus"] = await nbgrader_menu.count()
 
         # the student's own cell, below the title: toolbar button, then typed
         # into its editor once the editor has the focus (keys typed in command
@@ -297,6 +300,7 @@ def test_six_students_pull_run_and_keep_their_own_work(hub, course_repo, chromiu
             f"{name} could read another student's lesson: {r['other_status']}"
         )
         assert "edited_by_" not in r["other_body"]
+        assert r["nbgrader_menus"] == 0, f"{name} sees nbgrader's menu"
         assert r["second_pull"] == "finished", (
             f"{name}: second pull: {r['second_pull']}"
         )

@@ -11,6 +11,7 @@ image is the course environment with nbgitpuller in it.
 """
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -126,6 +127,18 @@ def test_resources_and_culling_match_the_one_server_hub():
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        "JUPYTER_CONFIG_PATH": "/etc/jupyter/course",
+    }
+    # the students' config: the same files as hub/student-config/
+    student = REPO / "hub" / "student-config"
+    files = {
+        spec["mountPath"].removeprefix("/etc/jupyter/course/"): spec["data"]
+        for spec in single["extraFiles"].values()
+        if spec["mountPath"].startswith("/etc/jupyter/course/")
+    }
+    assert files == {
+        str(p.relative_to(student)): json.loads(p.read_text())
+        for p in sorted(student.rglob("*.json"))
     }
     assert single["defaultUrl"] == "/lab"
     assert v["cull"]["enabled"] is True and v["cull"]["timeout"] == 3600
