@@ -1,6 +1,6 @@
-"""Maintainer tools: course builds and the notebook executor.
+"""Maintainer tools: the torch install, the notebook executor, course builds.
 
 A package so that tests and other tools import them by name
-(``from tools import coursebuild``); each module also runs as a script,
-``python -m tools.coursebuild student`` or ``python tools/coursebuild.py student``.
+(``from tools import coursebuild``); each module also runs as a module,
+``python -m tools.coursebuild student`` (README, "Layout", lists them all).
 """
