@@ -33,7 +33,7 @@ from tools.nbgrader_course import (
 
 BIN = Path(sys.executable).parent
 LESSON_01 = next(p for p in lessons() if p.name.startswith("01_"))
-TIMEOUT = 15  # seconds per cell in the test course: the infinite loop's cost
+TIMEOUT = 30  # seconds per cell (nbgrader's default): what the infinite loop costs
 
 
 def _tags(cell):
