@@ -28,7 +28,8 @@ What is set here, and why:
 Authentication: JupyterHub's default, PAM (every student is a Unix account on
 this machine, started with LocalProcessSpawner under that account). For a class
 you will usually want an OAuthenticator (GitHub, Google, your LMS via LTI);
-set `c.JupyterHub.authenticator_class` and `c.Authenticator.allowed_users`.
+set `c.JupyterHub.authenticator_class`. The class list is hub/students.txt
+(one login name a line), the admin `instructor` or $COURSE_HUB_ADMIN.
 tests/hub/test_hub_class.py runs this file with a password-protected
 DummyAuthenticator and SimpleLocalProcessSpawner (test only: no isolation
 between Unix users) given on the command line, which overrides this file.
@@ -115,4 +116,15 @@ c.ConfigurableHTTPProxy.pid_file = str(DATA / "jupyterhub-proxy.pid")
 c.JupyterHub.redirect_to_server = True
 # an admin can see and stop students' servers from /hub/admin
 c.Authenticator.admin_users = {os.environ.get("COURSE_HUB_ADMIN", "instructor")}
+# the class list: hub/students.txt, one login name a line (not committed);
+# without it nobody but the admin may log in. With PAM, the hub (run as root)
+# creates the Unix accounts of the listed students that do not exist yet.
+c.LocalAuthenticator.create_system_users = True
+_students = HUB_DIR / "students.txt"
+if _students.exists():
+    c.Authenticator.allowed_users = {
+        line.strip()
+        for line in _students.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
 c.JupyterHub.cleanup_servers = True
