@@ -37,25 +37,32 @@ def _call(fn, args, name):
     """The learner's result as a float array, or a CheckFailed that says why not."""
     try:
         got = fn(*args)
+    except NotImplementedError:
+        raise CheckFailed(
+            name,
+            "is not implemented yet: replace the `raise NotImplementedError(...)` "
+            "line with your code",
+        ) from None
     except Exception as error:  # the learner's code raised: report it, do not crash
-        if isinstance(error, NotImplementedError):
-            message = (
-                f"{name} is not implemented yet: replace the "
-                "`raise NotImplementedError(...)` line with your code"
-            )
-        else:
-            message = (
-                f"{name} raised {type(error).__name__}: {error}. Run it on a "
-                "small example first; the hint above shows the indexing."
-            )
-        raise CheckFailed(name, message) from None
+        raise CheckFailed(
+            name,
+            f"raised {type(error).__name__}: {error}. Run it on a small example "
+            "first; the hint above shows the indexing.",
+        ) from None
     if got is None:
         raise CheckFailed(name, "returned None: did you forget `return`?")
+    if isinstance(got, str | bytes):
+        raise CheckFailed(name, f"returned the text {got!r}, not an array of numbers")
+    if hasattr(got, "detach"):  # a torch tensor, perhaps one that requires grad
+        got = got.detach().cpu().numpy()
     try:
-        got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
+        got = np.asarray(got)
+        if got.dtype.kind not in "biuf":
+            raise TypeError(got.dtype)
+        got = got.astype(np.float64)
+    except Exception:  # ragged lists, objects, complex numbers, ...
         raise CheckFailed(
-            name, f"returned {type(got).__name__}, not an array of numbers"
+            name, f"returned {type(got).__name__}, not an array of real numbers"
         ) from None
     return got
 
@@ -155,7 +162,8 @@ def _previous_variants(weights):
         (
             below.sum(-1).mean(0) / n,
             "You divided by n, but there are only n - 1 previous-token pairs per "
-            "sequence (position 0 has no previous token).",
+            "sequence: position 0 has no previous token (and index i - 1 = -1 "
+            "wraps around to the last column, which a causal head never attends).",
         ),
     ]
 
@@ -175,3 +183,25 @@ def check_previous_token_score(fn, *, seed=0):
             )
     print("✓ my_previous_token_score matches helpers.induction on 3 random cases")
     return True
+
+
+def check_prediction(fn):
+    """Call a learner's ``predict() -> bool`` and return its answer, checked."""
+    name = "check_prediction"
+    try:
+        answer = fn()
+    except NotImplementedError:
+        raise CheckFailed(
+            name,
+            "your prediction is not written yet: replace the `raise "
+            "NotImplementedError(...)` line with `return True` or `return False`",
+        ) from None
+    except Exception as error:
+        kind = type(error).__name__
+        raise CheckFailed(name, f"your function raised {kind}: {error}") from None
+    if not isinstance(answer, bool | np.bool_):
+        raise CheckFailed(
+            name,
+            f"return True or False (a bool); got {answer!r} ({type(answer).__name__})",
+        )
+    return bool(answer)

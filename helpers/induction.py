@@ -165,8 +165,9 @@ def copying_score(model, layer, head):
     The full OV circuit W_E W_V^h W_O^h W_U maps an attended token to the change
     in every output logit; it copies when its eigenvalues are mostly positive.
     The score is sum(eigenvalues) / sum(|eigenvalues|), as in Elhage et al.
-    (2021). It reads the token embedding directly, which is what a head sees of
-    the attended token through the residual stream (plus earlier heads' writes).
+    (2021). This is the *direct* path, from the attended token's own
+    embedding; a head also reads position embeddings and earlier heads' writes
+    from the residual stream, which this score leaves out.
     """
     d_k = model.W_V[layer].shape[1] // model.num_heads
     cols = slice(head * d_k, (head + 1) * d_k)

@@ -238,6 +238,7 @@ BROKEN = {
     "torch tensor": lambda w, *rest: torch.zeros(w.shape[1]),
     "scalar": lambda *args: 0.3,
     "wrong length": lambda w, *rest: np.zeros(w.shape[1] + 1),
+    "complex": lambda w, *rest: np.zeros(w.shape[1], complex),
 }
 
 
@@ -254,3 +255,29 @@ def test_checkers_never_crash(checker, name):
         checker(BROKEN[name])
     lines = failure.value._render_traceback_()
     assert 1 <= len(lines) <= 4, "a failed check shows a short message"
+
+
+def test_checkers_accept_a_tensor_that_requires_grad():
+    def as_tensor(weights, lengths):
+        score = induction.prefix_matching_score(weights, lengths)
+        return torch.tensor(score, requires_grad=True)
+
+    assert checks_induction.check_prefix_matching_score(as_tensor)
+
+
+@pytest.mark.parametrize(
+    "answer, words",
+    [(None, "a bool"), ("False", "a bool"), (1, "a bool")],
+)
+def test_check_prediction_wants_a_bool(answer, words):
+    with pytest.raises(AssertionError, match=words):
+        checks_induction.check_prediction(lambda: answer)
+
+
+def test_check_prediction_names_an_unwritten_prediction():
+    def stub():
+        raise NotImplementedError("Exercise")
+
+    with pytest.raises(AssertionError, match="not written yet"):
+        checks_induction.check_prediction(stub)
+    assert checks_induction.check_prediction(lambda: np.bool_(True)) is True
