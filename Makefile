@@ -36,10 +36,9 @@ $(STAMP): requirements.txt pyproject.toml tools/install_torch.py
 	@rm -f $(VENV)/.installed*
 	@touch $(STAMP)
 
-## make lab: open the course in JupyterLab on 127.0.0.1 (token auth stays on)
+## make lab: open the course in JupyterLab on 127.0.0.1 at lesson 00 (tools/lab.py)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks \
-		$(ROOT_FLAG) notebooks/00_start_here.ipynb
+	$(BIN)/python -m tools.lab $(ROOT_FLAG)
 
 ## make test: every test (unit, property, nbval, student copies, builds, browser, lint)
 test: $(STAMP)

@@ -1,13 +1,15 @@
 """Build what instructors and readers use from the lessons.
 
-    python tools/coursebuild.py student   # notebooks/student/: solutions stubbed
-    python tools/coursebuild.py slides    # build/slides/: reveal.js decks, offline
-    python tools/coursebuild.py html      # build/html/: executed pages, offline
+    python -m tools.coursebuild student   # notebooks/student/: solutions stubbed
+    python -m tools.coursebuild slides    # build/slides/: reveal.js decks, offline
+    python -m tools.coursebuild html      # build/html/: executed pages, offline
 
 (``make student``, ``make slides`` and ``make html`` call these.) The slide and
-HTML pages load reveal.js, require.js, jQuery, MathJax and the widget renderer
-from ``build/assets``, installed from the npm registry at build time and never
-committed, so the pages work without a network.
+HTML pages load reveal.js, require.js, jQuery and MathJax from ``build/assets``
+(only the files they load, copied from an npm install in ``build/npm``, never
+committed), so the pages work without a network. Decks are laid out for a
+1280x800 screen (tools/slidefit.py); explorers become frames that move with
+their sliders or a still picture (tools/explorer_export.py).
 """
 
 import copy
@@ -18,6 +20,8 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from tools import explorer_export, slidefit
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -32,8 +36,28 @@ NPM_ASSETS = {
     "requirejs": "2.3.7",
     "jquery": "3.7.1",
     "mathjax": "2.7.9",
-    "@jupyter-widgets/html-manager": "1.0.15",
 }
+NPM_CACHE = BUILD / "npm"
+# the files the pages load (globs under node_modules); the browser test fails on
+# any file:// request that finds nothing, so a missing one shows up there.
+ASSET_FILES = [
+    "requirejs/require.js",
+    "jquery/dist/jquery.min.js",
+    "reveal.js/dist/reveal.js",
+    "reveal.js/dist/reveal.css",
+    "reveal.js/dist/theme/white.css",
+    "reveal.js/dist/theme/fonts/source-sans-pro/*",
+    "reveal.js/plugin/notes/notes.js",
+    "mathjax/MathJax.js",
+    "mathjax/config/TeX-AMS_CHTML-full.js",
+    "mathjax/config/Safe.js",
+    "mathjax/extensions/**/*",
+    "mathjax/jax/input/TeX/**/*",
+    "mathjax/jax/element/**/*",
+    "mathjax/jax/output/CommonHTML/**/*",
+    "mathjax/fonts/HTML-CSS/TeX/woff/*",
+    "mathjax/localization/en/*",
+]
 
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 STUB = (
@@ -126,32 +150,50 @@ def add_slide_metadata(nb):
 
 
 def ensure_assets(assets=ASSETS):
-    """Install the pinned npm packages into ``assets`` unless already there."""
+    """Install the pinned npm packages and copy only what the pages load.
+
+    npm installs into ``build/npm`` (a cache, about 200 MB, never shipped);
+    ``build/assets`` receives the few files the pages request (ASSET_FILES),
+    so copying build/html, build/slides and build/assets is enough.
+    """
     stamp = assets / "installed.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == NPM_ASSETS:
+    want = {"npm": NPM_ASSETS, "files": ASSET_FILES}
+    if stamp.exists() and json.loads(stamp.read_text()) == want:
         return assets / "node_modules"
-    npm = shutil.which("npm")
-    if npm is None:
-        raise RuntimeError(
-            "npm is needed to install the slide assets (apt-get install npm)"
+    cache = NPM_CACHE
+    cache_stamp = cache / "installed.json"
+    if not (cache_stamp.exists() and json.loads(cache_stamp.read_text()) == NPM_ASSETS):
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError(
+                "npm is needed to install the slide assets (apt-get install npm)"
+            )
+        cache.mkdir(parents=True, exist_ok=True)
+        specs = [f"{name}@{version}" for name, version in NPM_ASSETS.items()]
+        print(f"installing {', '.join(specs)} into {cache} ...", flush=True)
+        subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(cache),
+                *specs,
+            ],
+            check=True,
         )
-    assets.mkdir(parents=True, exist_ok=True)
-    specs = [f"{name}@{version}" for name, version in NPM_ASSETS.items()]
-    print(f"installing {', '.join(specs)} into {assets} ...", flush=True)
-    subprocess.run(
-        [
-            npm,
-            "install",
-            "--no-save",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            str(assets),
-            *specs,
-        ],
-        check=True,
-    )
-    stamp.write_text(json.dumps(NPM_ASSETS))
+        cache_stamp.write_text(json.dumps(NPM_ASSETS))
+    if assets.exists():
+        shutil.rmtree(assets)
+    for pattern in ASSET_FILES:
+        for src in (cache / "node_modules").glob(pattern):
+            if src.is_file():
+                dst = assets / "node_modules" / src.relative_to(cache / "node_modules")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+    stamp.write_text(json.dumps(want))
     return assets / "node_modules"
 
 
@@ -162,22 +204,28 @@ def _asset_urls(prefix):
         "require_js_url": f"{modules}/requirejs/require.js",
         "jquery_url": f"{modules}/jquery/dist/jquery.min.js",
         "mathjax_url": f"{modules}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-        "widget_renderer_url": (
-            f"{modules}/@jupyter-widgets/html-manager/dist/embed-amd.js"
-        ),
     }
 
 
 def _exporter(kind):
     from nbconvert import HTMLExporter, SlidesExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     if kind == "slides":
         exporter = SlidesExporter(
             extra_template_basedirs=[str(TEMPLATES)], template_name="course_reveal"
         )
         exporter.reveal_url_prefix = "../assets/node_modules/reveal.js"
-        exporter.reveal_scroll = True
+        exporter.reveal_scroll = False  # a slide never scrolls: slidefit lays it out
         exporter.reveal_theme = "white"
+        exporter.reveal_width = str(slidefit.WIDTH)
+        exporter.reveal_height = str(slidefit.HEIGHT)
+        exporter.register_preprocessor(
+            TagRemovePreprocessor(
+                remove_input_tags={slidefit.OUTPUT_ONLY}, enabled=True
+            ),
+            enabled=True,
+        )
     else:
         exporter = HTMLExporter(
             extra_template_basedirs=[str(TEMPLATES)], template_name="course_lab"
@@ -187,8 +235,63 @@ def _exporter(kind):
     return exporter
 
 
+def execute_with_frames(nb, path):
+    """Execute ``nb`` in a fresh kernel; return every explorer's frames.
+
+    The kernel talks to this process over IPC sockets in a private temporary
+    folder (no TCP port, so no "running over TCP without encryption" warning).
+    """
+    import tempfile
+
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    with tempfile.TemporaryDirectory(prefix="coursebuild-") as tmp:
+        frames_path = Path(tmp) / "frames.json"
+        km = KernelManager(
+            kernel_name="python3", transport="ipc", ip=str(Path(tmp) / "kernel")
+        )
+        has_explorer = any(explorer_export.is_explorer_cell(c) for c in nb.cells)
+        if has_explorer:
+            nb.cells.append(
+                nbformat.v4.new_code_cell(explorer_export.frame_code(frames_path))
+            )
+        try:
+            NotebookClient(
+                nb,
+                km=km,
+                timeout=600,
+                kernel_name="python3",
+                resources={"metadata": {"path": str(path.parent)}},
+            ).execute()
+        finally:
+            if has_explorer:
+                nb.cells.pop()
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
+        if has_explorer and frames_path.exists():
+            return json.loads(frames_path.read_text())
+    return {}
+
+
+def prepare(nb, kind, frames=None):
+    """What a reader sees: no test markers, honest explorers, slides that fit."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = slidefit.strip_test_markers(cell.source)
+    explorer_export.replace_explorers(nb, frames)
+    if kind == "slides":
+        add_slide_metadata(nb)
+        nb = slidefit.layout(nb)
+    return nb
+
+
 def export(kind, paths=None, dest=None, execute=False):
-    """Write ``kind`` ("slides" or "html") pages for ``paths`` into ``dest``."""
+    """Write ``kind`` ("slides" or "html") pages for ``paths`` into ``dest``.
+
+    ``execute``: True to run every lesson first (explorers then get frames that
+    move with their sliders), or a collection of the paths to run.
+    """
     ensure_assets()
     dest = dest or BUILD / kind
     dest.mkdir(parents=True, exist_ok=True)
@@ -196,18 +299,11 @@ def export(kind, paths=None, dest=None, execute=False):
     written = []
     for path in paths or lessons():
         nb = nbformat.read(path, as_version=4)
-        if execute:
-            from nbclient import NotebookClient
-
+        frames = None
+        if execute is True or (execute and path in execute):
             print(f"executing {path.name} ...", flush=True)
-            NotebookClient(
-                nb,
-                timeout=600,
-                kernel_name="python3",
-                resources={"metadata": {"path": str(path.parent)}},
-            ).execute()
-        if kind == "slides":
-            add_slide_metadata(nb)
+            frames = execute_with_frames(nb, path)
+        nb = prepare(nb, kind, frames)
         body, _ = exporter.from_notebook_node(
             nb, resources={"metadata": {"name": path.stem}}
         )

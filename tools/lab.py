@@ -1,0 +1,44 @@
+"""Start JupyterLab for the course: ``make lab`` runs ``python -m tools.lab``.
+
+The first screen teaches: the URL JupyterLab prints (and opens) is the
+learner's copy of lesson 00 (``notebooks/student/``, exercises unsolved; the
+solved lessons are one folder up, in ``notebooks/``). The project's settings
+(``jupyter/overrides.json``, passed as JupyterLab's app settings dir) switch off
+the "get notified about Jupyter news?" prompt and the update check, so no popup
+covers the lesson; the server listens on 127.0.0.1 with token auth on.
+
+Extra arguments are passed to ``jupyter lab`` (later ones win).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = REPO / "jupyter"
+FIRST_LESSON = "student/00_start_here.ipynb"
+
+
+def lab_args(root=REPO / "notebooks"):
+    """The arguments after ``jupyter lab``."""
+    return [
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.default_url=/lab/tree/{FIRST_LESSON}",
+        f"--LabApp.app_settings_dir={SETTINGS}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+
+
+def command(root=REPO / "notebooks", extra=()):
+    return [sys.executable, "-m", "jupyter", "lab", *lab_args(root), *extra]
+
+
+def main(argv):
+    cmd = command(extra=argv)
+    os.execv(cmd[0], cmd)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
