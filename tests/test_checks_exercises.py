@@ -465,7 +465,15 @@ def test_names_the_mistake(checker, fn, keyword):
         checker(fn)
 
 
-@pytest.mark.parametrize(("fns", "keyword"), ONLINE_WRONG, ids=lambda x: str(x)[:30])
+@pytest.mark.parametrize(
+    ("fns", "keyword"),
+    ONLINE_WRONG,
+    # ids from names, never from reprs: pytest-xdist needs the same ids in every worker
+    ids=[
+        f"{k}-{'+'.join(f.__name__ for f in fns)}"
+        for k, (fns, _) in enumerate(ONLINE_WRONG)
+    ],
+)
 def test_online_softmax_names_the_mistake(fns, keyword):
     with pytest.raises(ck.CheckFailed, match=re.escape(keyword)):
         checks.check_online_softmax(*fns)
