@@ -117,3 +117,15 @@ def test_stated_time_matches_the_content(path):
     Fix with `python -m tools.lesson_time --write` after changing a lesson.
     """
     assert lesson_time.problems([path]) == []
+
+
+def test_an_exercise_heading_under_the_exercises_heading_counts():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "## Exercises\n\n### Exercise 1 ★☆☆ (5 min)\n\nDo it."
+        ),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("### Exercise 2 ★★☆ (15 min)"),
+    ]
+    assert lesson_time.estimate(nb)["exercises"] == 20

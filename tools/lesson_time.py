@@ -62,14 +62,23 @@ def _is_heading(cell):
 
 
 def _exercise_minutes(cell):
-    """Minutes an exercise heading states in its first line; None for other cells."""
+    """Minutes the exercise headings of a cell state; None for other cells.
+
+    A cell may open with "## Exercises" and hold the first exercise's own
+    heading below it, so every heading line of the cell is read.
+    """
     if not _is_heading(cell):
         return None
-    first = cell.source.strip().splitlines()[0]
-    if "exercise" not in first.lower():
+    headings = [
+        line
+        for line in cell.source.splitlines()
+        if line.startswith("#") and "exercise" in line.lower()
+    ]
+    if not headings:
         return None
-    found = EXERCISE_MINUTES.search(first)
-    return int(found.group(1)) if found else None
+    found = [EXERCISE_MINUTES.search(line) for line in headings]
+    minutes = [int(match.group(1)) for match in found if match]
+    return sum(minutes) if minutes else None
 
 
 def _words(markdown):
