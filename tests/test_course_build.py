@@ -94,3 +94,21 @@ def test_frames_html_swaps_frames_by_slider_index():
     assert 'value="1"' in html and 'max="1"' in html
     assert "data:image/png;base64,BBBB" in html and "t 1.0" in html
     assert "2 settings rendered" in html
+
+
+def test_present_copy_keeps_slides_and_drops_continuation_marks():
+    path = LESSONS[1]
+    nb = nbformat.read(path, as_version=4)
+    present = coursebuild.present_copy(nb)
+    assert len(present.cells) == len(nb.cells)
+    for cell, original in zip(present.cells, nb.cells, strict=True):
+        kind = original.metadata["slideshow"]["slide_type"]
+        if kind == "-":
+            assert "slideshow" not in cell.metadata
+        else:
+            assert cell.metadata["slideshow"]["slide_type"] == kind
+        assert "NBVAL" not in cell.source
+        assert (
+            cell.get("outputs") == [o for o in original.get("outputs", [])]
+            or cell.cell_type != "code"
+        )

@@ -3,6 +3,7 @@
     python -m tools.coursebuild student   # notebooks/student/: solutions stubbed
     python -m tools.coursebuild slides    # build/slides/: reveal.js decks, offline
     python -m tools.coursebuild html      # build/html/: executed pages, offline
+    python -m tools.coursebuild present   # notebooks/present/: for live slides
 
 (``make student``, ``make slides`` and ``make html`` call these.) The slide and
 HTML pages load reveal.js, require.js, jQuery and MathJax from ``build/assets``
@@ -144,6 +145,36 @@ def add_slide_metadata(nb):
     for index, cell in enumerate(nb.cells):
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell, index)}
     return nb
+
+
+# -- live slides -------------------------------------------------------------------
+
+PRESENT = NOTEBOOKS / "present"
+
+
+def present_copy(nb):
+    """The lesson as jupyterlab-slideshow presents it, outputs kept.
+
+    jupyterlab-slideshow 0.3.4 shows a cell continuing a slide only when it has
+    no slide type (it hides nbformat's "-"), so "-" is dropped; test markers
+    are stripped as in every export.
+    """
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.metadata.get("slideshow", {}).get("slide_type") == "-":
+            del cell.metadata["slideshow"]
+        if cell.cell_type == "code":
+            cell.source = slidefit.strip_test_markers(cell.source)
+    return nb
+
+
+def write_present_copies(dest=PRESENT, source=NOTEBOOKS):
+    """Write the presenting copies of every lesson in ``source`` into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        nbformat.write(present_copy(nb), dest / path.name)
+    return dest
 
 
 # -- offline assets and exports --------------------------------------------------
@@ -323,6 +354,8 @@ def main(argv):
         export("slides")
     elif command == "html":
         export("html", execute=True)
+    elif command == "present":
+        write_present_copies()
     elif command == "assets":
         ensure_assets()
     else:

@@ -7,6 +7,9 @@ solved lessons are one folder up, in ``notebooks/``). The project's settings
 the "get notified about Jupyter news?" prompt and the update check, so no popup
 covers the lesson; the server listens on 127.0.0.1 with token auth on.
 
+It also writes notebooks/present/ (tools/coursebuild.py, present_copy): the
+lessons as jupyterlab-slideshow presents them, for live slides.
+
 Extra arguments are passed to ``jupyter lab`` (later ones win).
 """
 
@@ -36,6 +39,9 @@ def command(root=REPO / "notebooks", extra=()):
 
 
 def main(argv):
+    from tools import coursebuild
+
+    coursebuild.write_present_copies()  # notebooks/present/: live slides
     cmd = command(extra=argv)
     os.execv(cmd[0], cmd)
 

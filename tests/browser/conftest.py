@@ -1,18 +1,18 @@
 """A real JupyterLab, started for the browser tests and stopped after them.
 
-The server listens on 127.0.0.1 with a random port and a random token, serves a
-temporary copy of the lessons (so that autosave never touches the committed
-notebooks), and keeps its settings, workspaces and runtime files in a temporary
-folder with the news and update toasts switched off.
+The server is started the way `make lab` starts it (tools/lab.py: the project's
+settings in jupyter/overrides.json, lesson 00 as the first screen), listens on
+127.0.0.1 with a random port and a random token, serves a temporary copy of the
+lessons (so that autosave never touches the committed notebooks), and keeps
+HOME, settings, workspaces and runtime files in a temporary folder.
 """
 
-import json
 import os
+import re
 import secrets
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -65,49 +65,45 @@ def _free_port():
 
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    """Start JupyterLab on a copy of notebooks/; yield (base_url, token, root)."""
+    """Start JupyterLab as `make lab` does; yield (base_url, token, root, url).
+
+    The command is tools.lab's (the project's settings, lesson 00 as the first
+    screen) on a copy of notebooks/ (autosave never touches the committed
+    lessons), with a fresh HOME and Jupyter dirs, a random port and token, and
+    the app exposed to the page (window.jupyterapp) so tests can run commands.
+    ``url`` is the URL the server printed, as a learner would follow it.
+    """
+    from tools import coursebuild
+    from tools import lab as course_lab
+
     reason = _missing_browser()
     if reason:
         pytest.fail(f"browser test cannot run in CI: {reason}")
     home = tmp_path_factory.mktemp("lab")
     root = home / "notebooks"
     shutil.copytree(REPO / "notebooks", root, ignore=shutil.ignore_patterns(".*"))
-    settings = home / "settings"
-    toast = settings / "@jupyterlab" / "apputils-extension"
-    toast.mkdir(parents=True)
-    (toast / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
-    # Render every cell (no windowing), so that off-screen explorers exist in the
-    # page and can be scrolled to, as in a plain browser page.
-    tracker = settings / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(
-        json.dumps({"windowingMode": "none"})
-    )
+    coursebuild.write_present_copies(root / "present", source=root)  # as make lab
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "HOME": str(home / "home"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
     }
-    cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
+    extra = [
         "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
     ]
     if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    log = open(home / "server.log", "w")  # noqa: SIM115 (closed below)
+        extra.append("--allow-root")
+    cmd = course_lab.command(root=root, extra=extra)
+    log_path = home / "server.log"
+    log = open(log_path, "w")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -120,11 +116,10 @@ def lab(tmp_path_factory):
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    "JupyterLab did not start:\n" + (home / "server.log").read_text()
-                )
+                raise RuntimeError("JupyterLab did not start:\n" + log_path.read_text())
             time.sleep(0.5)
-        yield base, token, root
+        printed = re.findall(rf"http://127\.0\.0\.1:{port}/\S+", log_path.read_text())
+        yield base, token, root, printed[0] if printed else None
     finally:
         server.terminate()
         try:

@@ -59,7 +59,7 @@ def _wait_for_change(page, explorer, before, timeout_s=15):
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_explorer_slider_changes_plot(lab, browser, lesson):
-    base, token, _ = lab
+    base, token, _, _ = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         # ?reset: a fresh workspace, so no earlier lesson's tab is restored
@@ -117,4 +117,89 @@ def test_explorer_slider_changes_plot(lab, browser, lesson):
         # on failure too: the screenshot shows what the learner would have seen
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{lesson[:-6]}.png"), full_page=False)
+        page.close()
+
+
+# the explorer's plot is part of the slide on screen (the deck hides the cells
+# of other slides with visibility: hidden)
+PLOT_SHOWN = """(img) => img.getBoundingClientRect().width > 0
+  && getComputedStyle(img).visibility === 'visible'"""
+
+
+def test_first_screen_is_lesson_00_with_no_solution_and_no_popup(lab, browser):
+    """A fresh profile (and HOME) following the URL `make lab` prints."""
+    base, token, root, printed = lab
+    assert printed, "JupyterLab printed no URL"
+    assert "/lab/tree/student/00_start_here.ipynb" in printed, printed
+    url = printed.replace("token=...", f"token={token}")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(url)
+        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=120_000)
+        page.wait_for_timeout(1500)  # give a news prompt time to appear
+        title = page.locator(".jp-mod-current .lm-TabBar-tabLabel").first.inner_text()
+        assert title.startswith("00_start_here"), title
+        text = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").inner_text()
+        assert "Lesson 00" in text
+        lesson = nbformat.read(root / "00_start_here.ipynb", as_version=4)
+        for cell in lesson.cells:
+            if "solution" not in cell.metadata.get("tags", []):
+                continue
+            solved = cell.source.split("# BEGIN SOLUTION")[1].split("# END")[0]
+            for line in solved.strip().splitlines():
+                if len(line.strip()) > 12:
+                    assert line.strip() not in text, f"a solution is in view: {line}"
+        assert "Exercise: replace this line" in text or "NotImplementedError" in text
+        toasts = page.locator(".jp-toast-container .Toastify__toast")
+        assert toasts.count() == 0, toasts.first.inner_text()
+        assert page.locator(".jp-Dialog").count() == 0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "first_screen.png"))
+    finally:
+        context.close()
+
+
+def test_live_slides_move_an_explorer(lab, browser):
+    """jupyterlab-slideshow: run lesson 01's presenting copy, present it with the
+    kernel running, press Space to the explorer's slide, move its slider."""
+    base, token, _, _ = lab
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(f"{base}/lab/tree/present/01_one_query.ipynb?token={token}&reset")
+        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+        page.evaluate("() => jupyterapp.commands.execute('notebook:run-all-cells')")
+        image = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) img.widget-image")
+        image.first.wait_for(state="attached", timeout=180_000)
+        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=120_000)
+        page.evaluate(
+            "() => { jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }"
+        )
+        page.evaluate("() => jupyterapp.commands.execute('deck:start')")
+        page.wait_for_function(
+            "() => document.body.dataset.jpDeckMode === 'presenting'", timeout=30_000
+        )
+        plot = image.first
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").focus()
+        for _ in range(80):  # Space: down a sub-slide, else forward
+            if plot.evaluate(PLOT_SHOWN):
+                break
+            page.keyboard.press("Space")
+            page.wait_for_timeout(150)
+        assert plot.evaluate(PLOT_SHOWN), "never reached the explorer's slide"
+        plot.scroll_into_view_if_needed()  # a tall slide: the presenter scrolls
+        explorer = page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .widget-vbox:has(> img.widget-image)"
+        ).first
+        before = _explorer_state(explorer)
+        handle = explorer.locator(".widget-slider .noUi-handle").first
+        handle.focus()
+        handle.press("ArrowRight")
+        assert _wait_for_change(page, explorer, before, timeout_s=60), (
+            "the plot did not change in the live slide"
+        )
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "live_slide_01.png"))
+        page.evaluate("() => jupyterapp.commands.execute('deck:stop')")
+    finally:
         page.close()
