@@ -137,10 +137,12 @@ def frames_html(explorer):
     start = ",".join(str(c["start"]) for c in explorer["controls"])
     png, readout = explorer["frames"][start]
     controls = "".join(
-        f'<label class="course-explorer-control">{html.escape(c["name"])} '
+        '<label class="course-explorer-control" style="margin-right: 2em; '
+        f'white-space: nowrap">{html.escape(c["name"])} '
         f'<input type="range" min="0" max="{len(c["labels"]) - 1}" step="1" '
         f'value="{c["start"]}" aria-label="{html.escape(c["name"])}"> '
-        f"<output>{html.escape(c['labels'][c['start']])}</output></label>"
+        '<output style="display: inline-block; min-width: 4em">'
+        f"{html.escape(c['labels'][c['start']])}</output></label>"
         for c in explorer["controls"]
     )
     data = json.dumps(
