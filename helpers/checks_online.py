@@ -61,6 +61,10 @@ _LSE_NO_M = (
 )
 _LSE_NO_LOG = "your lse is m + l; the sum needs its log: lse = m + np.log(l)"
 _LSE_M = "your lse is the max m alone; add the log of the sum: lse = m + np.log(l)"
+_KEEPS_STATE = (
+    "each step matches, but the whole loop does not: does update keep "
+    "state between calls (a global, a default argument)?"
+)
 
 
 def _update_variant(
@@ -156,23 +160,38 @@ def _diagnose_update(case, got, expected):
     return None
 
 
-def _whole_loop_matches(update, finish, scores, V, cuts):
-    """True if the learner's update and finish reproduce softmax @ V and lse."""
+def _whole_loop_problem(update, finish, scores, V, cuts):
+    """Why update and finish, chained, miss softmax @ V and lse ("" if they don't)."""
     n = scores.shape[0]
     state = (np.full((n, 1), -np.inf), np.zeros((n, 1)), np.zeros((n, V.shape[1])))
+    step = "update"
     try:
         for block, values in zip(
             np.split(scores, cuts, axis=1), np.split(V, cuts), strict=True
         ):
             state = update(*state, block, values)
+        step = "finish"
         out, lse = (np.asarray(x, dtype=float) for x in finish(*state))
-    except Exception:  # pragma: no cover - each step already passed on its own
-        return False
+    except Exception as err:  # each step passed alone: the chaining broke
+        message = (
+            "each step matches on its own, but in the whole loop your "
+            f"{step} raised {type(err).__name__}: {err}"
+        )
+        kinds = [type(x).__name__ for x in state] if isinstance(state, tuple) else []
+        if any(kind != "ndarray" for kind in kinds):
+            message += (
+                f". Your update returns ({', '.join(kinds)}): return NumPy arrays "
+                "of shapes (n, 1), (n, 1) and (n, d_v), since the next update and "
+                "finish receive them"
+            )
+        return message
     top = scores.max(axis=1, keepdims=True)
     want_lse = top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
-    return ck.same(out, anp.softmax(scores) @ V, (1e-9, 1e-12)) and ck.same(
+    if ck.same(out, anp.softmax(scores) @ V, (1e-9, 1e-12)) and ck.same(
         lse, want_lse, (1e-9, 1e-9)
-    )
+    ):
+        return ""
+    return _KEEPS_STATE
 
 
 def _check_updates(update, cases):
@@ -242,11 +261,11 @@ def check_online_softmax(update, finish, *, seed=0):
     _check_updates(update, cases)
     _check_finishes(finish, finals)
     for scores, V, cuts in trials:  # the whole loop, as the lesson runs it
-        if not ck.quietly(_whole_loop_matches, update, finish, scores, V, cuts):
+        problem = ck.quietly(_whole_loop_problem, update, finish, scores, V, cuts)
+        if problem != "":  # None: the checker itself failed; say what it checks
             raise ck.CheckFailed(
                 "check_online_softmax",
-                "each step matches, but the whole loop does not: does update keep "
-                "state between calls (a global, a default argument)?",
+                problem or _KEEPS_STATE,
                 f"scores {scores.shape}, blocks cut at {cuts.tolist()}",
                 ck.defined_at(update),
             )
