@@ -6,6 +6,7 @@ d_v != d_k, batch axes, large scores), compares it with
 """
 
 import math
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -272,6 +273,23 @@ _ATTENTION_OUTPUTS = (
     ck.Out("output", "(..., n, d_v)", "output = weights @ V: (n, m) @ (m, d_v)."),
     ck.Out("weights", "(..., n, m)", "One row per query, one column per key."),
 )
+_FLOAT64_TRAP = (
+    "your `{name}` is {got} but Q, K and V were {want}: something turned them into "
+    "float64. Usually it is np.sqrt(d_k), a NumPy float64 scalar that promotes "
+    "float32 arrays in NumPy 2 (lesson 02, section 2); divide by math.sqrt(d_k), "
+    "a plain Python float, instead"
+)
+
+
+def _keep_input_dtype(case, got):
+    """The float64 trap: a float32 input must give float32 outputs."""
+    want = case.args[0].dtype
+    for out, array in zip(_ATTENTION_OUTPUTS, got, strict=True):
+        if array.dtype != want:
+            return _FLOAT64_TRAP.format(
+                name=out.name, got=array.dtype.name, want=want.name
+            )
+    return None
 
 
 def check_attention(fn, *, seed=0):
@@ -279,7 +297,7 @@ def check_attention(fn, *, seed=0):
 
     Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), any leading batch axes.
     No mask and no large scores. Cases: n != m and d_v != d_k, one and two batch
-    axes, and a single query.
+    axes, a single query, and float32 inputs, whose outputs must stay float32.
     """
     rng = np.random.default_rng(seed)
     cases = [
@@ -288,6 +306,8 @@ def check_attention(fn, *, seed=0):
         _attention_case(rng, (2, 3), 4, 5, 6, 2),
         _attention_case(rng, (), 1, 7, 5, 3, note="one query"),
     ]
+    f32 = _attention_case(rng, (2,), 3, 6, 4, 5, note="float32 inputs")
+    cases.append(replace(f32, args=tuple(a.astype(np.float32) for a in f32.args)))
     return ck.run(
         "check_attention",
         fn,
@@ -298,6 +318,7 @@ def check_attention(fn, *, seed=0):
         mk.diagnose_weights,
         signature="attention(Q, K, V)",
         hint=mk.PRODUCT_ORDER_HINT,
+        inspect=_keep_input_dtype,
     )
 
 

@@ -167,7 +167,7 @@ _F16_NO_MAX = (
 _KEEP_DTYPE = (
     "your weights are {got} but the scores were {want}: compute in the dtype of "
     "`scores` (float16 in, float16 out). A float64 constant or array, e.g. "
-    "np.float64(-1e9) or np.array(-1e9), silently promotes float16 to float64; "
+    "np.float64(-1e9) or np.array(-1e9), silently promotes {want} to float64; "
     "a plain Python number like -np.inf or -1e9 does not"
 )
 
@@ -412,10 +412,22 @@ _MERGE_UNSHIFTED = (
     "l = l1 * exp(m1 - m) + l2 * exp(m2 - m)"
 )
 _MERGE_MAX = "the merged max must be max(m1, m2), the max of both blocks"
+_MERGE_TWO_EMPTY = (
+    "two empty blocks, (-inf, 0) and (-inf, 0), give l = nan: the merged max m is "
+    "-inf, and exp(m_i - m) = exp(-inf - (-inf)) = exp(nan) is nan. When m is "
+    "-inf both blocks are empty: return (m, 0.0) before rescaling"
+)
+
+
+def _merge_unguarded(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
 
 
 def _merge(m1, l1, m2, l2):
     m = max(m1, m2)
+    if m == -math.inf:  # both blocks empty: -inf - (-inf) would be nan
+        return m, 0.0
     return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
 
 
@@ -435,6 +447,10 @@ def _merge_cases(rng):
                 ("m1", "l1", "m2", "l2"), *pair[0], *pair[1], note="an empty block"
             )
         )
+    empty = (-math.inf, 0.0)
+    cases.append(
+        ck.make_case(("m1", "l1", "m2", "l2"), *empty, *empty, note="two empty blocks")
+    )
     return cases
 
 
@@ -443,13 +459,16 @@ def check_merge_stats(fn, *, seed=0):
 
     Each pair is a block's max and sum of exp(x - max); an empty block is
     (-inf, 0.0). Cases: blocks of similar and very different maxima, both orders,
-    and an empty block on either side.
+    an empty block on either side, and two empty blocks.
     """
 
     def unshifted(m1, l1, m2, l2):
         return max(m1, m2), l1 * math.exp(m1) + l2 * math.exp(m2)
 
     variants = [
+        # first: only the two-empty case tells it from the right answer, and there
+        # the one-sided rescaling below gives the same nan
+        (_MERGE_TWO_EMPTY, _merge_unguarded),
         (_MERGE_NO_RESCALE, lambda m1, l1, m2, l2: (max(m1, m2), l1 + l2)),
         (
             _MERGE_ONE_SIDE,

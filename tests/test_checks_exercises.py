@@ -47,6 +47,8 @@ def logsumexp(x):
 
 def merge_stats(m1, l1, m2, l2):
     m = max(m1, m2)
+    if m == -math.inf:  # two empty blocks
+        return m, 0.0
     return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
 
 
@@ -109,6 +111,12 @@ def attention_columns(Q, K, V):
     s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
     e = np.exp(s - s.max(axis=-2, keepdims=True))
     w = e / e.sum(axis=-2, keepdims=True)
+    return w @ V, w
+
+
+def attention_np_sqrt(Q, K, V):
+    """Right in float64; np.sqrt turns float32 inputs into float64 (NumPy 2)."""
+    w = softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
     return w @ V, w
 
 
@@ -218,6 +226,12 @@ def lse_no_log(x):
 def lse_min_shift(x):
     low = x.min()
     return float(low + np.log(np.exp(x - low).sum()))
+
+
+def merge_unguarded(m1, l1, m2, l2):
+    """Right for every pair but two empty blocks: exp(-inf - (-inf)) is nan."""
+    m = max(m1, m2)
+    return m, l1 * math.exp(m1 - m) + l2 * math.exp(m2 - m)
 
 
 def merge_one_side(m1, l1, m2, l2):
@@ -385,6 +399,7 @@ WRONG = [
     (checks.check_attention, attention_sqrt_d_v, "sqrt(d_v)"),
     (checks.check_attention, attention_K_T, "np.swapaxes(K, -1, -2)"),
     (checks.check_attention, attention_unscaled, "not scaled"),
+    (checks.check_attention, attention_np_sqrt, "math.sqrt(d_k)"),
     # issue 11.13: sqrt(d_v) and the global max in the older checkers
     (checks.check_attention_one_query, one_query_sqrt_d_v, "sqrt(d_v)"),
     (checks.check_scaled_dot_product_attention, sdpa_sqrt_d_v, "sqrt(d_v)"),
@@ -409,6 +424,7 @@ WRONG = [
     (checks.check_logsumexp, lse_forgot_m, "add the max back"),
     (checks.check_logsumexp, lse_no_log, "needs its log"),
     (checks.check_logsumexp, lse_min_shift, "min of x"),
+    (checks.check_merge_stats, merge_unguarded, "two empty blocks"),
     (checks.check_merge_stats, merge_no_rescale, "did not rescale both sums"),
     (checks.check_merge_stats, merge_one_side, "both"),
     (checks.check_merge_stats, merge_plain_sums, "overflow"),
@@ -491,11 +507,40 @@ def test_the_fa1_learner_passes_the_whole_loop_but_is_told():
         checks.check_online_softmax(update_fa1, finish_fa1)
 
 
+def update_lists(m, l, acc, scores_block, V_block):
+    """Right values, returned as Python lists: each step passes, finish cannot."""
+    return tuple(x.tolist() for x in update(m, l, acc, scores_block, V_block))
+
+
+def test_online_softmax_names_an_update_that_returns_lists():
+    """The whole loop reports finish's TypeError and the list types, not 'state'."""
+    with pytest.raises(ck.CheckFailed) as caught:
+        checks.check_online_softmax(update_lists, finish)
+    message = str(caught.value)
+    assert "your finish raised TypeError" in message
+    assert "returns (list, list, list)" in message
+    assert "return NumPy arrays" in message
+    assert "keep state" not in message
+
+
 def test_every_checker_is_exported_from_checks():
     names = [n for n in checks.__all__ if n.startswith("check_")]
     assert len(names) == 16
     for name in names:
         assert callable(getattr(checks, name))
+
+
+def test_masked_softmax_names_the_dtype_it_was_given():
+    """Case 1 is float32: the message must not speak of float16."""
+    with pytest.raises(ck.CheckFailed, match="promotes float32 to float64"):
+        checks.check_masked_softmax(masked_float64)
+
+
+def test_merge_of_two_empty_blocks_is_empty(capsys):
+    """The reference merge keeps (-inf, 0) for two empty blocks, never nan."""
+    assert merge_stats(-math.inf, 0.0, -math.inf, 0.0) == (-math.inf, 0.0)
+    assert checks.check_merge_stats(merge_stats) is True
+    assert "11 cases passed" in capsys.readouterr().out
 
 
 def masked_global_max(scores, mask):
