@@ -18,6 +18,7 @@ Screenshots land in test-artifacts/hub/.
 """
 
 import asyncio
+import concurrent.futures
 import json
 import re
 import time
@@ -260,9 +261,12 @@ def test_six_students_pull_run_and_keep_their_own_work(hub, course_repo, chromiu
         git("commit", "-q", "-m", "week 2", cwd=course_repo)
 
     t0 = time.monotonic()
-    results, failures = asyncio.run(
-        run_class(hub, course_repo, chromium_path, update_upstream)
-    )
+    # In a thread of its own: another test file in this pytest process may hold
+    # Playwright's sync API open, whose event loop runs in the main thread.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        results, failures = pool.submit(
+            asyncio.run, run_class(hub, course_repo, chromium_path, update_upstream)
+        ).result()
     for r in results:
         if isinstance(r, dict):
             print(r["name"], [(w, round(t - t0, 1)) for w, t in r["t"]])
