@@ -48,7 +48,7 @@ PYTHON_BIN = Path(sys.executable).parent
 # From benchmarks/class_capacity.py (README, "A class on JupyterHub"): after
 # lesson 01, a student's server is 121 MB RSS and their kernel (torch imported)
 # 348 MB RSS: guarantee 512M; a second open lesson adds a kernel: limit 1G.
-# A student dragging a slider keeps 0.073 of a core busy: guarantee 0.1 core;
+# A student dragging a slider keeps 0.056 of a core busy: guarantee 0.1 core;
 # a kernel runs one thread, so more than one core would be unused: limit 1.
 MEM_GUARANTEE = "512M"
 MEM_LIMIT = "1G"
