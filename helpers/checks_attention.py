@@ -275,7 +275,7 @@ _ATTENTION_OUTPUTS = (
 )
 _FLOAT64_TRAP = (
     "your `{name}` is {got} but Q, K and V were {want}: something turned them into "
-    "float64. Usually it is np.sqrt(d_k), a NumPy float64 scalar that promotes "
+    "float64. Usually it is np.sqrt of d_k, a NumPy float64 scalar that promotes "
     "float32 arrays in NumPy 2 (lesson 02, section 2); divide by math.sqrt(d_k), "
     "a plain Python float, instead"
 )

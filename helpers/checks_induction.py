@@ -193,7 +193,7 @@ def check_prediction(fn):
     except NotImplementedError:
         raise CheckFailed(
             name,
-            "your prediction is not written yet: replace the `raise "
+            "your prediction is not implemented yet: replace the `raise "
             "NotImplementedError(...)` line with `return True` or `return False`",
         ) from None
     except Exception as error:

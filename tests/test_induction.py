@@ -278,6 +278,6 @@ def test_check_prediction_names_an_unwritten_prediction():
     def stub():
         raise NotImplementedError("Exercise")
 
-    with pytest.raises(AssertionError, match="not written yet"):
+    with pytest.raises(AssertionError, match="not implemented yet"):
         checks_induction.check_prediction(stub)
     assert checks_induction.check_prediction(lambda: np.bool_(True)) is True
