@@ -50,8 +50,10 @@ def _explorer_state(explorer):
 
 
 def _wait_for_change(page, explorer, before, timeout_s=15):
+    """Wait until the picture and the readout both changed (two kernel messages)."""
     for _ in range(int(timeout_s / 0.25)):
-        if _explorer_state(explorer) != before:
+        after = _explorer_state(explorer)
+        if after[0] != before[0] and after[1] != before[1]:
             return True
         page.wait_for_timeout(250)
     return False

@@ -170,7 +170,8 @@ async def student_session(browser, hub, name, link):
         after = before
         for _ in range(240):  # the kernel recomputes and sends a new PNG
             after = await _explorer_state(explorer)
-            if after != before:
+            # the readout text and the picture arrive as two messages: wait for both
+            if after[0] != before[0] and after[1] != before[1]:
                 break
             await page.wait_for_timeout(250)
         result["plot"] = (before, after)
