@@ -22,19 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from tools.chromium import CHROMIUM
+
 REPO = Path(__file__).resolve().parents[2]
 HUB_DIR = REPO / "hub"
 CHP = HUB_DIR / "node_modules" / ".bin" / "configurable-http-proxy"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 TEST_CONFIG = """\
 import os

@@ -26,7 +26,9 @@ import urllib.parse
 
 import pytest
 
-from .conftest import CHROMIUM_ARGS, REPO, git
+from tools.chromium import CHROMIUM_ARGS
+
+from .conftest import REPO, git
 
 pytestmark = pytest.mark.browser
 
