@@ -14,26 +14,24 @@ with the reference and, on a mismatch, explains it in this order:
 Whatever the learner's function does (raises, returns None, a list, NaN, the
 wrong dtype or shape), the result is a :class:`CheckFailed`, an AssertionError
 whose notebook display is a few short lines: the diagnosis, the case, and where
-to look. A step of the explanation that fails itself is skipped with a
-:class:`CheckerBugWarning` (the tests turn it into an error), never a crash.
+to look (found by ``helpers._checking_where``). A step of the explanation that
+fails itself is skipped with a :class:`CheckerBugWarning` (the tests turn it
+into an error), never a crash.
 """
 
 import itertools
-import linecache
 import textwrap
-import traceback
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
+from helpers._checking_where import defined_at, fn_name, raised_at
 from helpers._validate import fmt
 
 RTOL = 1e-6
 ATOL = 1e-6
 _WIDTH = 88
-_HELPERS = Path(__file__).resolve().parent
 
 
 class CheckerBugWarning(UserWarning):
@@ -143,50 +141,6 @@ def make_case(names, *args, sizes=None, facts=None, large=False, note="", **kwar
 
 def copy(value):
     return value.copy() if isinstance(value, np.ndarray) else value
-
-
-def fn_name(fn):
-    name = getattr(fn, "__name__", "")
-    return name if name and name != "<lambda>" else "your function"
-
-
-def _place(filename, lineno):
-    """``Cell In[12], line 3`` inside IPython, else ``file.py, line 3``."""
-    label = None
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        if shell is not None:
-            label = shell.compile.format_code_name(filename)
-    except Exception:  # no IPython, or an IPython without this method
-        label = None
-    where = " ".join(label) if label else Path(filename).name
-    return f"{where}, line {lineno}"
-
-
-def defined_at(fn):
-    """Where the learner's function is defined, e.g. ``my_softmax (Cell In[4])``."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return fn_name(fn)
-    return f"{fn_name(fn)} ({_place(code.co_filename, code.co_firstlineno)})"
-
-
-def raised_at(err):
-    """The last line of the learner's own code in the traceback of ``err``."""
-    frames = [
-        f
-        for f in traceback.extract_tb(err.__traceback__)
-        if _HELPERS not in Path(f.filename).resolve().parents
-        and "site-packages" not in f.filename
-    ]
-    if not frames:
-        return ""
-    frame = frames[-1]
-    code = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
-    where = f"{frame.name}, {_place(frame.filename, frame.lineno)}"
-    return f"{where}: {code}" if code else where
 
 
 def shape_text(shape, sizes):

@@ -2,9 +2,10 @@
 
 Each explorer is a thin shell: the maths lives in ``helpers.explorer_math``
 (pure, seeded NumPy functions the tests call directly, re-exported here as
-``widgets.attention_stats`` and so on), the drawing engine in
-``helpers._render`` (one persistent figure, cached backgrounds, a fast PNG),
-the heatmaps and tick labels in ``helpers.plotting``. Never imports torch.
+``widgets.attention_stats`` and so on), the readout under each figure in
+``helpers.explorer_readouts``, the drawing engine in ``helpers._render`` (one
+persistent figure, cached backgrounds, a fast PNG), the heatmaps and tick
+labels in ``helpers.plotting``. Never imports torch.
 
 Usage in a notebook (the explorer shows itself when it is the last expression)::
 
@@ -15,7 +16,6 @@ export can pre-render its frames, and its display bundle holds a PNG of the
 current frame beside the live view.
 """
 
-import html
 import math
 
 import numpy as np
@@ -25,11 +25,11 @@ from matplotlib.ticker import MaxNLocator
 from helpers import _render as render
 from helpers import _validate as validate
 from helpers import attention_np as anp
+from helpers import explorer_readouts as readouts
 from helpers import plotting
 from helpers._arrays import check_labels, to_array
 from helpers._render import DPI, png_bytes
 from helpers.explorer_math import (
-    SATURATED,
     attention_stats,
     block_max,
     checkpoint_arrays,
@@ -71,11 +71,6 @@ MAX_BARS = 64  # TemperatureExplorer draws more keys as one step outline
 SHOWN_RANKS = 32  # AttentionExplorer plots at most the 32 largest weights
 SCALE_LABELS = {"d_k": "1/√d_k", "d_model": "1/√d_model"}  # HeadsExplorer menus
 PROJECTIONS = {"random": "random N(0, 1/d_model)", "ones": "all ones (seed 003)"}
-SEP = " &nbsp;·&nbsp; "
-
-
-def _span(text):
-    return f"<span style='font-size:1.15em'>{text}</span>"
 
 
 class AttentionExplorer(render.Explorer):
@@ -170,21 +165,7 @@ class AttentionExplorer(render.Explorer):
         return [*artists, self.legend]  # the legend over the bars
 
     def readout_html(self, data):
-        h, h_max = data["entropy"], data["max_entropy"]
-        if data["scaled"]:
-            row_rule, population_rule = "σ‖q‖/√d_k", "σ²"
-        else:
-            row_rule, population_rule = "σ‖q‖", "σ²√d_k"
-        return _span(
-            f"<b>entropy</b> {h:.3f} nats of at most log({data['seq_len']}) = "
-            f"{h_max:.3f} ({h / h_max if h_max else 1:.0%}){SEP}"
-            f"<b>max weight</b> {data['max_weight']:.3f} "
-            f"(uniform {1 / data['seq_len']:.3f})<br>"
-            f"<b>score std in this row</b> {data['score_std']:.2f}{SEP}"
-            f"this row's prediction {row_rule} = {data['row_predicted_std']:.2f} "
-            f"(solid){SEP}over random q, k: {population_rule} = "
-            f"{data['predicted_std']:.2f} (dashed)"
-        )
+        return readouts.attention_readout(data)
 
 
 class TemperatureExplorer(render.Explorer):
@@ -271,12 +252,7 @@ class TemperatureExplorer(render.Explorer):
         return [*artists, self.reference, self.uniform]  # lines over the bars
 
     def readout_html(self, data):
-        return _span(
-            f"<b>temperature</b> {data['temperature']:.3g}{SEP}"
-            f"<b>entropy</b> {data['entropy']:.3f} nats of at most "
-            f"{data['max_entropy']:.3f}{SEP}"
-            f"<b>max weight</b> {data['max_weight']:.3f}"
-        )
+        return readouts.temperature_readout(data)
 
     def __repr__(self):
         return (
@@ -432,26 +408,7 @@ class HeadsExplorer(render.Explorer):
         return self.images
 
     def readout_html(self, data):
-        per_head = ", ".join(
-            f"{h:.2f}/{m:.2f}"
-            for h, m in zip(data["entropy"], data["max_weight"], strict=True)
-        )
-        identical = "yes" if data["identical"] and data["num_heads"] > 1 else "no"
-        text = (
-            f"<b>entropy / max weight per head</b> {per_head} "
-            f"(uniform entropy log({data['seq_len']}) = "
-            f"{math.log(data['seq_len']):.2f}, σ = {data['sigma']:g})<br>"
-            f"<b>heads identical</b> {identical}{SEP}"
-            f"<b>saturated heads</b> {data['saturated']} of {data['num_heads']} "
-            f"(mean largest weight per row > {SATURATED})"
-        )
-        if self.display_block > 1:
-            text += (
-                f"<br><i>shown at reduced resolution: {data['seq_len']} tokens "
-                f"in {self.panel_pixels}-pixel panels, each cell is the largest "
-                f"weight of a {self.display_block}×{self.display_block} block</i>"
-            )
-        return _span(text)
+        return readouts.heads_readout(data, self.display_block, self.panel_pixels)
 
 
 # -- lesson 09: attention weights over training checkpoints -------------------------
@@ -531,20 +488,7 @@ class CheckpointExplorer(render.Explorer):
         return [self.heatmap, self.cursor, self.marker]
 
     def readout_html(self, data):
-        text = (
-            f"<b>checkpoint</b> {data['step_index'] + 1} of "
-            f"{data['num_checkpoints']}{SEP}<b>training step</b> {data['step']}{SEP}"
-            f"<b>mean largest weight</b> {data['mean_max_weight']:.3f}{SEP}"
-            f"<b>mean entropy</b> {data['mean_entropy']:.3f} nats"
-        )
-        if self.query_labels is not None and self.key_labels is not None:
-            tops = ", ".join(
-                f"{html.escape(self.query_labels[i])}&rarr;"
-                f"{html.escape(self.key_labels[j])}"
-                for i, j in enumerate(data["top_key"])
-            )
-            text += f"<br><b>most attended key</b> {tops}"
-        return _span(text)
+        return readouts.checkpoint_readout(data, self.query_labels, self.key_labels)
 
     def __repr__(self):
         count, n, m = self.weights_per_step.shape
