@@ -14,3 +14,28 @@ matplotlib.use("Agg")
 def pytest_collectstart(collector):
     if collector.fspath and collector.fspath.ext == ".ipynb":
         collector.skip_compare += ("application/vnd.jupyter.widget-view+json",)
+
+
+# make test runs two processes with --dist loadfile: each notebook (one kernel,
+# cells in order) and each test file stays in one process. The tests of these
+# files are independent and long, so each one is handed out on its own, and the
+# two processes finish together (each process starts its own JupyterLab for them).
+SPREAD = {
+    "tests/browser/test_explorers_in_lab.py",  # a lesson run in JupyterLab each
+    "tests/test_student_copies.py",  # a fresh kernel each
+}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":
+        return None  # xdist's own scheduler for every other --dist
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduler(LoadFileScheduling):
+        """loadfile, except that SPREAD's tests are work units of their own."""
+
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPREAD else path
+
+    return Scheduler(config, log)

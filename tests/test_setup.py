@@ -316,9 +316,19 @@ def test_ci_runs_the_readme_test_command_and_fails_with_it():
         if line.strip() and not line.lstrip().startswith("#")
     ]
     assert "set -euo pipefail" in lines  # any failing step fails the run
-    assert lines[-1] == "make test"  # its exit code is the run's
+    assert lines[-1] == "make check"  # its exit code is the run's
     readme = (REPO / "README.md").read_text()
-    assert "make test   #" in readme.split("## The two commands")[1].split("##")[0]
+    commands = readme.split("## The two commands")[1].split("##")[0]
+    assert "make test   #" in commands and "make check" in commands
+    # make check is make test and then the class tests, nothing left out
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^check: test test-class$", makefile, re.M)
+    tiers = {
+        target: re.search(rf"^{target}:.*\n\t.*pytest (.*)$", makefile, re.M).group(1)
+        for target in ("test", "test-class")
+    }
+    assert tiers["test"].endswith('-m "not classroom"'), tiers
+    assert tiers["test-class"].endswith("-m classroom"), tiers
 
 
 @pytest.fixture

@@ -132,3 +132,17 @@ def browser():
         )
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def lab_context(browser):
+    """One browser context for the tests that open lessons in JupyterLab.
+
+    Its HTTP and script caches let every page after the first load JupyterLab's
+    bundles from memory; a new context per page fetched and compiled them again.
+    Each test still opens its lesson with ``?reset``: a fresh workspace.
+    (The first-screen test makes its own context: a profile that has seen nothing.)
+    """
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield context
+    context.close()

@@ -60,9 +60,9 @@ def _wait_for_change(page, explorer, before, timeout_s=15):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_explorer_slider_changes_plot(lab, browser, lesson):
+def test_explorer_slider_changes_plot(lab, lab_context, lesson):
     base, token, _, _ = lab
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = lab_context.new_page()
     try:
         # ?reset: a fresh workspace, so no earlier lesson's tab is restored
         page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
@@ -70,9 +70,12 @@ def test_explorer_slider_changes_plot(lab, browser, lesson):
         page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
         page.click("li.lm-MenuBar-item:has-text('Run')")
         page.click("li.lm-Menu-item:has-text('Run All Cells')")
-        # Run All stops at the first error, so wait for "all ran" or an error.
+        # Run All stops at the first error, so wait for "all ran" or an error;
+        # asked twice a second, not at every frame (that took CPU from the kernel)
         page.wait_for_function(
-            f"() => ({ALL_CELLS_RAN})() || ({HAS_ERROR})()", timeout=300_000
+            f"() => ({ALL_CELLS_RAN})() || ({HAS_ERROR})()",
+            polling=500,
+            timeout=300_000,
         )
         page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
 
@@ -162,11 +165,12 @@ def test_first_screen_is_lesson_00_with_no_solution_and_no_popup(lab, browser):
         context.close()
 
 
-def test_live_slides_move_an_explorer(lab, browser):
+def test_live_slides_move_an_explorer(lab, lab_context):
     """jupyterlab-slideshow: run lesson 01's presenting copy, present it with the
     kernel running, press Space to the explorer's slide, move its slider."""
     base, token, _, _ = lab
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = lab_context.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
     try:
         page.goto(f"{base}/lab/tree/present/01_one_query.ipynb?token={token}&reset")
         page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)

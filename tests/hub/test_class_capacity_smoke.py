@@ -4,23 +4,12 @@ No thresholds (it is a benchmark): the /proc readings are sane, and one kernel
 with one thread runs a cell, drags a slider for a moment and reports latencies.
 """
 
-import importlib.util
 import os
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    path = REPO / "benchmarks" / "class_capacity.py"
-    spec = importlib.util.spec_from_file_location("class_capacity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmarks import class_capacity as cc
 
 
 def test_proc_readings_are_sane():
-    cc = _load()
     rss, pss, threads, uss = cc.memory_of(os.getpid())
     assert 0 < uss <= pss <= rss
     assert threads >= 1
@@ -33,7 +22,6 @@ def test_proc_readings_are_sane():
 
 
 def test_one_kernel_drags_a_slider():
-    cc = _load()
     kernel = cc.Kernel(threads=1)
     try:
         assert kernel.run("import os; print(os.environ['OMP_NUM_THREADS'])") == "1\n"

@@ -30,7 +30,7 @@ from tools.chromium import CHROMIUM_ARGS
 
 from .conftest import REPO, git
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.classroom]
 
 STUDENTS = [f"student{i}" for i in range(1, 7)]
 LESSON = "notebooks/student/01_one_query.ipynb"
@@ -148,7 +148,7 @@ async def student_session(browser, hub, name, link):
         await page.click("li.lm-MenuBar-item:has-text('Run')")
         await page.click("li.lm-Menu-item:has-text('Run All Cells')")
         # the student copy stops at the first exercise, with the checker's message
-        await page.wait_for_function(RUN_ALL_DONE, timeout=300_000)
+        await page.wait_for_function(RUN_ALL_DONE, polling=500, timeout=300_000)
         await page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=120_000)
         result["cells"] = await page.evaluate(CELL_STATES)
         mark("run all")
