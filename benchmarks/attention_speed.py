@@ -8,8 +8,8 @@ n = m = 512 and d = 64):
                 Python loop over queries); single head, n <= 1024 only
     anp.sdpa    helpers.attention_np.scaled_dot_product_attention
     atn.sdpa    helpers.attention_torch.scaled_dot_product_attention
-    atn.online  helpers.attention_torch.online_attention (default block_size):
-                the readable loop lesson 08 teaches
+    atn.online  helpers.attention_torch.online_attention (default block_size,
+                printed in the header): the readable loop lesson 08 teaches
     tuned.online  benchmarks/attention_tuned.py: the same result with base-2
                 exponentials, cache-sized query tiles and lazy rescaling
     SDPA        torch.nn.functional.scaled_dot_product_attention
@@ -51,6 +51,7 @@ Exit code 0 whether the targets are met or not: this is a benchmark, not a test.
 
 import argparse
 import datetime
+import inspect
 import math
 import os
 import platform
@@ -289,6 +290,11 @@ def load_average():
         return "unknown"
 
 
+def online_block_size():
+    """The default block_size of atn.online_attention: what the atn.online row runs."""
+    return inspect.signature(atn.online_attention).parameters["block_size"].default
+
+
 def header():
     env = ", ".join(
         f"{k}={os.environ.get(k, 'unset')}"
@@ -305,6 +311,7 @@ def header():
             f"load avg   {load_average()} at start",
             f"python     {platform.python_version()}; {versions}",
             f"threads    torch {torch.get_num_threads()}; {env}",
+            f"atn.online block_size {online_block_size()} (its default)",
         ]
     )
 

@@ -263,7 +263,7 @@ def rope(x, positions=None, base=10000.0):
     return rotated.flatten(-2)  # (..., n, d), pairs back in place
 
 
-def online_attention(Q, K, V, block_size=128, mask=None):
+def online_attention(Q, K, V, block_size=512, mask=None):
     """Attention over blocks of keys with a running max and a running sum (Z).
 
     The FlashAttention forward pass (lesson 08): one loop over blocks of keys.
@@ -305,6 +305,7 @@ def online_attention(Q, K, V, block_size=128, mask=None):
         running_sum = running_sum * correction + p.sum(-1, keepdim=True)
         acc.mul_(correction).add_(p @ V[..., keys, :])  # (..., n, d_v)
         running_max = new_max
+        del scores, p  # before the next block is computed: one block held at a time
     # Fully masked rows have a sum of 0 and acc 0: divide by 1 to give zeros.
     return acc / torch.where(running_sum == 0, 1.0, running_sum)
 

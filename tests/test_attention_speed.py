@@ -137,6 +137,8 @@ def test_smoke_report_has_a_row_per_method_and_true_verdicts(results):
         assert value == f"{ratio:.2f}x"
         assert verdict == ("MET" if ratio <= bench.TARGET_RATIO else "NOT MET")
     assert "nproc" in bench.header()
+    # the block size atn.online ran with, so that tables stay comparable
+    assert f"block_size {bench.online_block_size()} " in bench.header()
 
 
 def test_main_smoke_prints_the_report(results, monkeypatch, capsys):

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from helpers import attention_np as anp
 from helpers import attention_torch as atn
+from helpers.measure import peak_bytes_torch
 
 
 def randn(*shape, seed=0, dtype=torch.float64, requires_grad=False):
@@ -244,6 +245,19 @@ def test_online_attention_matches_torch_sdpa():
     out = atn.online_attention(Q, K, V, block_size=4, mask=mask)
     expected = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
     torch.testing.assert_close(out, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_online_attention_holds_one_block_of_scores_at_a_time():
+    # The next block's scores must not be computed while the last block's are
+    # still held: that doubles the peak (lesson 08 measures it) and, with large
+    # blocks, breaks the benchmark's memory target.
+    n, d, block = 1024, 8, 256  # self-attention: m = n = 4 blocks of keys
+    Q, K, V = (randn(n, d, seed=i, dtype=torch.float32) for i in range(3))
+    one_block = 4 * n * block  # bytes of one (n, block) float32 block of scores
+    with torch.no_grad():
+        peak = peak_bytes_torch(atn.online_attention, Q, K, V, block)
+    # one block, plus (n, d) and (n, 1) arrays that are small beside it
+    assert one_block <= peak < 1.5 * one_block, (peak, one_block)
 
 
 def test_one_query_returns_tensors_with_gradients_and_a_float_Z():
