@@ -263,7 +263,7 @@ def rope(x, positions=None, base=10000.0):
     return rotated.flatten(-2)  # (..., n, d), pairs back in place
 
 
-def online_attention(Q, K, V, block_size=512, mask=None):
+def online_attention(Q, K, V, block_size=128, mask=None):
     """Attention over blocks of keys with a running max and a running sum (Z).
 
     The FlashAttention forward pass (lesson 08): one loop over blocks of keys.
