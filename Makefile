@@ -19,7 +19,7 @@ PYTEST_XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help lab test test-class check notebooks student slides html lint format venv clean
+.PHONY: help lab test test-slow check notebooks student slides html lint format venv clean
 .DEFAULT_GOAL := help
 
 ## make help: list these commands
@@ -42,14 +42,14 @@ lab: $(STAMP)
 
 ## make test: the suite (unit, property, nbval, student copies, builds, browser, lint)
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not classroom"
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not slow"
 
-## make test-class: the class tests (six students on JupyterHub, nbgrader autograde)
-test-class: $(STAMP) hub-proxy
-	$(BIN)/python -m pytest $(PYTEST_XDIST) -m classroom
+## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-11 in Lab)
+test-slow: $(STAMP) hub-proxy
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -m slow
 
-## make check: everything CI runs, make test then make test-class
-check: test test-class
+## make check: everything CI runs, make test then make test-slow
+check: test test-slow
 
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
 notebooks: $(STAMP)

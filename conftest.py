@@ -19,11 +19,28 @@ def pytest_collectstart(collector):
 # make test runs two processes with --dist loadfile: each notebook (one kernel,
 # cells in order) and each test file stays in one process. The tests of these
 # files are independent and long, so each one is handed out on its own, and the
-# two processes finish together (each process starts its own JupyterLab for them).
+# two processes finish together. (The JupyterLab tests stay together: one server
+# and one browser serve them all.)
 SPREAD = {
-    "tests/browser/test_explorers_in_lab.py",  # a lesson run in JupyterLab each
     "tests/test_student_copies.py",  # a fresh kernel each
 }
+
+
+# The longest work units first (measured: the two builds with their browser
+# checks, the lesson that trains longest, the lessons in JupyterLab), the rest in
+# collection order: a long unit handed out last would leave one process working
+# alone at the end.
+FIRST = (
+    "tests/browser/test_slides.py",
+    "tests/browser/test_html_pages.py",
+    "notebooks/10_small_gpt.ipynb",
+    "tests/browser/test_explorers_in_lab.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    rank = {path: i for i, path in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(FIRST)))
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -104,7 +104,7 @@ def course(tmp_path_factory):
         os.environ["PATH"] = path
 
 
-@pytest.mark.classroom
+@pytest.mark.slow
 def test_generate_assignment_equals_make_student(course):
     root, names = course
     assert len(names) == len(lessons())
@@ -183,7 +183,7 @@ def _text_of(html_page):
     return " ".join(html.unescape(text).split())  # the display wraps long lines
 
 
-@pytest.mark.classroom
+@pytest.mark.slow
 def test_autograde_and_feedback_of_lesson_01(course):
     root, _ = course
     released = root / "release" / "lesson_01" / LESSON_01.name

@@ -10,23 +10,18 @@ code (``cells_to_run``). A missed dependency cannot pass silently: it ends in a
 NameError, and only the checker's or the stub's message is accepted.
 """
 
-import ast
-import builtins
 import copy
 import json
-import symtable
-from typing import NamedTuple
 
 import nbformat
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 
+from tests.cell_deps import cell_names, with_dependencies
 from tools import coursebuild
 
 LESSONS = coursebuild.lessons()
 IDS = [p.stem for p in LESSONS]
-BUILTINS = frozenset(dir(builtins))
 CHECK_ERRORS = ("AssertionError", "CheckFailed")  # a checker's failure
 
 
@@ -120,87 +115,6 @@ def test_student_copy_has_no_solutions_and_no_outputs(path):
 # -- which cells the exercise section needs --------------------------------------
 
 
-def _statements(body):
-    """Statements in execution order, the bodies of for/while/if/with/try opened."""
-    for stmt in body:
-        if isinstance(stmt, ast.For | ast.While | ast.If | ast.With | ast.Try):
-            if not isinstance(stmt, ast.Try):
-                head = copy.copy(stmt)  # the loop header, condition or context
-                head.body, head.orelse = [ast.Pass()], []
-                yield head
-            for name in ("body", "orelse", "finalbody"):
-                yield from _statements(getattr(stmt, name, []))
-            for handler in getattr(stmt, "handlers", []):
-                yield from _statements(handler.body)
-        else:
-            yield stmt
-
-
-def _global_reads(table):
-    """Global names read anywhere inside a symbol table's functions and classes."""
-    names = set()
-    for child in table.get_children():
-        names |= {
-            s.get_name()
-            for s in child.get_symbols()
-            if s.is_global() and s.is_referenced()
-        }
-        names |= _global_reads(child)
-    return names
-
-
-def _changed_in_place(stmt):
-    """Names a statement may change in place: x.f(...), x[i] = ..., x.a = ..."""
-    changed = set()
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            changed.add(func.value.id)
-    targets = getattr(stmt, "targets", []) + [getattr(stmt, "target", None)]
-    for target in targets:
-        if isinstance(target, ast.Subscript | ast.Attribute):
-            while isinstance(target, ast.Subscript | ast.Attribute):
-                target = target.value
-            if isinstance(target, ast.Name):
-                changed.add(target.id)
-    return changed
-
-
-class Names(NamedTuple):
-    """What one code cell does with names at the notebook's top level."""
-
-    reads: set  # used before the cell binds them itself (inside functions too)
-    binds: set  # assigned, defined or imported
-    changes: set  # may be modified in place
-    imports: set  # bound by an import
-
-
-def cell_names(source, stop_at=frozenset(), bodies=True):
-    """The Names of one code cell; built-ins are left out.
-
-    ``stop_at``: names whose use raises (a stubbed exercise), so that nothing
-    after the first statement that uses one of them (outside a function
-    body) runs. ``bodies=False``:
-    leave out what function bodies read (a stub raises before reading it).
-    """
-    tree = ast.parse(TransformerManager().transform_cell(source))
-    names = Names(set(), set(), set(), set())
-    for stmt in _statements(tree.body):
-        table = symtable.symtable(ast.unparse(stmt), "<cell>", "exec")
-        top = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
-        used = top | _global_reads(table) if bodies else top
-        names.reads.update(used - names.binds - BUILTINS)
-        for symbol in table.get_symbols():
-            if symbol.is_assigned() or symbol.is_imported():
-                names.binds.add(symbol.get_name())
-            if symbol.is_imported():
-                names.imports.add(symbol.get_name())
-        names.changes.update(_changed_in_place(stmt))
-        if top & stop_at:  # called here, not in a function defined here
-            break
-    return names
-
-
 def exercise_section(nb):
     """Indices of the code cells from the first solution cell to the last check."""
     code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
@@ -214,39 +128,24 @@ def cells_to_run(nb):
     """The exercise section and the earlier code cells it depends on, in order.
 
     In the student copy every exercise function is a stub that raises, so a
-    check cell stops at its first statement that uses one. Walking back from
-    the section: a cell is needed if it binds, or changes in place, a name that
-    a needed cell after it reads; its own reads are then needed too. Modules
-    (imports) do not count as changed by calls such as ``np.set_printoptions``.
+    check cell stops at its first statement that uses one, and a solution
+    cell's function body is never read.
     """
     section = exercise_section(nb)
     solved = set()
     for i in section:
         if "solution" in _tags(nb.cells[i]):
             solved |= cell_names(nb.cells[i].source).binds
-    needed = set()
-    for i in reversed(section):
+    chosen = {}
+    for i in section:
         cell = nb.cells[i]
         if "solution" in _tags(cell):
-            names = cell_names(cell.source, bodies=False)
+            chosen[i] = cell_names(cell.source, bodies=False)
         elif "check" in _tags(cell):
-            names = cell_names(cell.source, stop_at=solved)
+            chosen[i] = cell_names(cell.source, stop_at=solved)
         else:
-            names = cell_names(cell.source)
-        needed = (needed - names.binds) | names.reads
-    chosen = list(section)
-    earlier = {
-        i: cell_names(cell.source)
-        for i, cell in enumerate(nb.cells[: section[0]])
-        if cell.cell_type == "code"
-    }
-    imported = set().union(*(names.imports for names in earlier.values()))
-    for i in sorted(earlier, reverse=True):
-        names = earlier[i]
-        if names.binds & needed or (names.changes - imported) & needed:
-            chosen.append(i)
-            needed = (needed - names.binds) | names.reads
-    return sorted(chosen)
+            chosen[i] = cell_names(cell.source)
+    return with_dependencies(nb, chosen)
 
 
 def test_cells_to_run_follow_the_names_the_exercises_read():

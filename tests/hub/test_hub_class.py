@@ -30,7 +30,7 @@ from tools.chromium import CHROMIUM_ARGS
 
 from .conftest import REPO, git
 
-pytestmark = [pytest.mark.browser, pytest.mark.classroom]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 STUDENTS = [f"student{i}" for i in range(1, 7)]
 LESSON = "notebooks/student/01_one_query.ipynb"

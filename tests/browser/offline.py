@@ -1,0 +1,99 @@
+"""What the deck and page tests share: a build next to the shipped assets, a
+browser page that may not reach the network, and moving an exported explorer's
+sliders.
+
+Decks (tests/browser/test_slides.py) and pages (tests/browser/test_html_pages.py)
+are built and checked in separate files, so make test's two processes can take
+one each. Chromium opens them as file:// URLs; every http(s) request is aborted
+and recorded, and every file:// request that finds nothing is recorded too: a
+page may not need the network, nor an asset that build/assets does not ship.
+"""
+
+import shutil
+
+import pytest
+
+from tools import coursebuild
+
+from .conftest import ARTIFACTS
+
+EXECUTED = coursebuild.NOTEBOOKS / "01_one_query.ipynb"  # its page gets frames
+
+
+def build(kind, tmp_path_factory, execute=()):
+    """Every lesson exported as ``kind`` ("slides", "html"), beside the assets."""
+    if shutil.which("npm") is None and not coursebuild.ASSETS.exists():
+        pytest.fail("npm is needed to install the slide assets (apt-get install npm)")
+    coursebuild.ensure_assets()
+    root = tmp_path_factory.mktemp(kind)
+    shutil.copytree(coursebuild.ASSETS, root / "assets")  # only what is shipped
+    return coursebuild.export(kind, dest=root / kind, execute=set(execute))
+
+
+def offline_page(browser, width=1280, height=800):
+    """A fresh context and page with the network blocked; and its problem list."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    problems = []
+
+    def block(route):
+        problems.append(f"network: {route.request.url}")
+        route.abort()
+
+    context.route("http://**/*", block)
+    context.route("https://**/*", block)
+    page = context.new_page()
+    page.on("requestfailed", lambda r: problems.append(f"missing: {r.url}"))
+    page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
+    return context, page, problems
+
+
+def move_every_slider(browser, path):
+    """Open ``path`` offline, move every slider of every explorer by one step and
+    assert that the picture and the readout change; return how many moved."""
+    moved = 0
+    context, page, problems = offline_page(browser)
+    try:
+        page.goto(path.as_uri())
+        explorers = page.locator(".course-explorer")
+        sliders = page.locator("input[type=range]")
+        assert (
+            sliders.count()
+            == page.locator(".course-explorer input[type=range]").count()
+        ), f"{path.name}: a slider outside an explorer"
+        for i in range(explorers.count()):
+            explorer = explorers.nth(i)
+            explorer.scroll_into_view_if_needed()
+            for j in range(explorer.locator("input[type=range]").count()):
+                slider = explorer.locator("input[type=range]").nth(j)
+                before = (
+                    explorer.locator("img").get_attribute("src"),
+                    explorer.locator(".course-explorer-readout").inner_text(),
+                )
+                top = int(slider.get_attribute("max"))
+                now = int(slider.input_value())
+                slider.fill(str(now + 1 if now < top else now - 1))
+                after = (
+                    explorer.locator("img").get_attribute("src"),
+                    explorer.locator(".course-explorer-readout").inner_text(),
+                )
+                assert after[0] != before[0], f"{path.name}: plot unchanged"
+                assert after[1] != before[1], f"{path.name}: readout unchanged"
+                moved += 1
+        if path.stem.startswith("01") and path.suffix == ".html":
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"html_{path.stem}.png"))
+        assert problems == [], f"{path.name}: {problems[:5]}"
+    finally:
+        context.close()
+    return moved
+
+
+def assert_explorers_are_stills_with_a_note(paths, executed=None):
+    """An explorer whose lesson was not executed at build time is a still with a
+    line saying that sliders need Jupyter."""
+    for path in paths:
+        if executed is not None and path.stem == executed.stem:
+            continue
+        html = path.read_text(encoding="utf-8")
+        if "Explorer(" in html:
+            assert "need a running kernel" in html, path.name
