@@ -16,10 +16,10 @@ Every lesson imports this package: ``import helpers`` or
 - ``helpers.induction``: lesson 11's attention-only transformer, its training
   loop and the scores that find induction heads (torch).
 - ``helpers.checks``: the checkers of lessons 00-09's exercises (one module per
-  topic, ``checks_softmax``, ``checks_scale``, ``checks_attention``,
-  ``checks_masks``, ``checks_self_attention``, ``checks_heads``,
-  ``checks_online``; their engine is ``_checking``, ``_checking_where`` and
-  ``_checking_mistakes``).
+  topic, ``checks_softmax``, ``checks_logsumexp``, ``checks_scale``,
+  ``checks_attention``, ``checks_masks``, ``checks_self_attention``,
+  ``checks_heads``, ``checks_online``; their engine is ``_checking``,
+  ``_checking_where`` and ``_checking_mistakes``).
 - ``helpers.checks_induction``: the checkers of lesson 11's exercises.
 - ``helpers.checks_transformer``: the checkers of lesson 10's exercises.
 

@@ -20,7 +20,8 @@ where the answer differs from the reference.
 The catalogue of mistakes lives beside each exercise, one module per topic:
 
 - ``checks_softmax``, lessons 01 and 03: ``check_softmax``,
-  ``check_masked_softmax``, ``check_logsumexp``, ``check_merge_stats``;
+  ``check_masked_softmax``;
+- ``checks_logsumexp``, lesson 03: ``check_logsumexp``, ``check_merge_stats``;
 - ``checks_scale``, lesson 04: ``check_softmax_jacobian``,
   ``check_find_temperature``;
 - ``checks_attention``, lessons 01 and 02: ``check_attention_one_query``,
@@ -45,16 +46,12 @@ from helpers.checks_attention import (
     check_shuffle_keys_and_values,
 )
 from helpers.checks_heads import check_multi_head_attention, check_split_heads
+from helpers.checks_logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks_masks import check_causal_mask, check_zero_weights
 from helpers.checks_online import check_online_softmax
 from helpers.checks_scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks_self_attention import check_self_attention
-from helpers.checks_softmax import (
-    check_logsumexp,
-    check_masked_softmax,
-    check_merge_stats,
-    check_softmax,
-)
+from helpers.checks_softmax import check_masked_softmax, check_softmax
 
 __all__ = [
     "CheckFailed",
