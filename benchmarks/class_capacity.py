@@ -58,6 +58,11 @@ from pathlib import Path
 import nbformat
 from jupyter_client import KernelManager
 
+if __package__ in (None, ""):  # run as a script: make `tools` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.lab import wait_until_answering  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 LESSON = REPO / "notebooks" / "01_one_query.ipynb"
 TARGET_SEQ_LEN, TARGET_MS = 128, 25.0  # benchmarks/README.md, slider latency
@@ -231,17 +236,7 @@ def measure_server():
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}") as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterLab did not start")
-            time.sleep(0.5)
+        wait_until_answering(f"{base}/api/status?token={token}", server, 120)
         for path in ("/lab", "/api/contents", "/lab/api/settings", "/api/kernelspecs"):
             with urllib.request.urlopen(f"{base}{path}?token={token}") as r:
                 r.read()

@@ -15,6 +15,8 @@ Extra arguments are passed to ``jupyter lab`` (later ones win).
 
 import os
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +38,26 @@ def lab_args(root=REPO / "notebooks"):
 
 def command(root=REPO / "notebooks", extra=()):
     return [sys.executable, "-m", "jupyter", "lab", *lab_args(root), *extra]
+
+
+def wait_until_answering(url, process, timeout, log=None):
+    """Ask ``url`` twice a second until it answers 200 OK (a server started by
+    the tests, the class benchmark or the hub fixture). Raises RuntimeError,
+    with the server's log file when there is one, if ``process`` exits first or
+    ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            where = url.split("?")[0]
+            text = Path(log).read_text() if log else "(no log)"
+            raise RuntimeError(f"{where} did not answer:\n{text}")
+        time.sleep(0.5)
 
 
 def main(argv):

@@ -13,8 +13,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -99,17 +97,9 @@ def lab(tmp_path_factory):
     server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}") as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterLab did not start:\n" + log_path.read_text())
-            time.sleep(0.5)
+        course_lab.wait_until_answering(
+            f"{base}/api/status?token={token}", server, 60, log=log_path
+        )
         printed = re.findall(rf"http://127\.0\.0\.1:{port}/\S+", log_path.read_text())
         yield base, token, root, printed[0] if printed else None
     finally:

@@ -16,13 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tools.chromium import CHROMIUM
+from tools.lab import wait_until_answering
 
 REPO = Path(__file__).resolve().parents[2]
 HUB_DIR = REPO / "hub"
@@ -157,17 +156,7 @@ def hub(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/hub/api/", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterHub did not start:\n" + log_path.read_text())
-            time.sleep(0.5)
+        wait_until_answering(f"{url}/hub/api/", proc, 90, log=log_path)
         yield {"url": url, "password": password, "homes": homes, "log": log_path}
     finally:
         # JupyterHub stops the proxy and (cleanup_servers) every student's
