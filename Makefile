@@ -12,8 +12,9 @@ STAMP := $(VENV)/.installed-$(TORCH)
 # the source folders that ruff lints and formats (tests/test_setup.py reads this)
 SOURCES := helpers tests notebooks tools benchmarks
 # make test's pytest processes; loadfile keeps each notebook (one kernel) and each
-# test file in one process, handed out in collection order (the slow lessons
-# first, see pyproject.toml), not by test count. PYTEST_WORKERS=0: one process.
+# test file in one process, handed out in collection order (conftest.py puts the
+# longest first and spreads the student-copy runs), not by test count.
+# PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
 PYTEST_XDIST := -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # JupyterLab refuses to run as root unless told; pass the flag only then.

@@ -106,9 +106,11 @@ def _run_cells(page, run, lesson):
     # a fresh kernel numbers the cells 1, 2, ... in the order they ran; an
     # error stops the queue (asked twice a second, not at every frame)
     page.wait_for_function(
-        f"""(indices) => ({CELL_RESULTS})(indices).every(
-              ([count, error], k) => count === k + 1 || error)
-           || ({CELL_RESULTS})(indices).some(([count, error]) => error)""",
+        f"""(indices) => {{
+              const results = ({CELL_RESULTS})(indices);
+              return results.some(([count, error]) => error)
+                || results.every(([count, error], k) => count === k + 1);
+           }}""",
         arg=run,
         polling=500,
         timeout=300_000,
