@@ -26,15 +26,21 @@ SPREAD = {
 }
 
 
-# The longest work units first (measured: the two builds with their browser
-# checks, the lesson that trains longest, the lessons in JupyterLab), the rest in
-# collection order: a long unit handed out last would leave one process working
-# alone at the end.
+# The longest work units first, longest to shortest as measured on 2026-12-01
+# (the two builds with their browser checks, the lessons in JupyterLab, then the
+# lessons and the test file that take 8-26 s), the rest in collection order (each
+# at most about 5 s): a long unit handed out last would leave one process
+# working alone at the end.
 FIRST = (
     "tests/browser/test_slides.py",
     "tests/browser/test_html_pages.py",
     "notebooks/10_small_gpt.ipynb",
     "tests/browser/test_explorers_in_lab.py",
+    "notebooks/04_why_sqrt_dk.ipynb",
+    "notebooks/08_attention_at_scale.ipynb",
+    "notebooks/11_induction_heads.ipynb",
+    "tests/test_widgets.py",
+    "notebooks/09_capstone.ipynb",
 )
 
 

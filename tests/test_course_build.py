@@ -110,3 +110,28 @@ def test_present_copy_keeps_slides_and_drops_continuation_marks():
         assert "NBVAL" not in cell.source
         if cell.cell_type == "code":
             assert cell.outputs == original.outputs
+
+
+@pytest.mark.parametrize("kind", ["html", "slides"])
+def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
+    """The course templates skip nbconvert's bleach pass over highlighted code
+    (a third of a build's time): Pygments escapes the source, so that pass
+    changes nothing, checked on lesson 01's code and on markup-like source."""
+    from nbconvert.filters import clean_html
+    from nbconvert.filters.highlight import Highlight2HTML
+
+    nb = nbformat.read(coursebuild.NOTEBOOKS / "01_one_query.ipynb", as_version=4)
+    lexer = nb.metadata["language_info"]["pygments_lexer"]
+    highlight = Highlight2HTML(pygments_lexer=lexer, parent=coursebuild._exporter(kind))
+    sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    sources.append(
+        "s = \"<script>alert(1)</script> &amp; <b onclick='x'>\"  # a < b > c, é √ ∑\n"
+        "print(f\"{s!r:>10}\", '\\\\n', end='')"
+    )
+    for source in sources:
+        html = highlight(source, metadata={})
+        assert "<span" in html
+        assert clean_html(html) == html, source
+    name = "course_lab" if kind == "html" else "course_reveal"
+    template = (coursebuild.TEMPLATES / name / "index.html.j2").read_text()
+    assert "highlight_code(metadata=cell.metadata) }}" in template
