@@ -70,6 +70,9 @@ def test_layout_keeps_every_line_and_drops_skipped_cells(path):
                 assert word in shown, f"{path.name}: lost {word!r}"
     assert all(c.metadata["slideshow"]["slide_type"] != "skip" for c in laid.cells)
     assert len({c.id for c in laid.cells}) == len(laid.cells)
+    # the same lesson lays out the same way: a rebuilt deck differs only where
+    # the lesson changed
+    assert [c.id for c in slidefit.layout(nb).cells] == [c.id for c in laid.cells]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=IDS)

@@ -26,8 +26,6 @@ import math
 import re
 import struct
 
-import nbformat
-
 WIDTH, HEIGHT = 1280, 800
 BUDGET = 680  # px of content per slide (the rest: margins and reveal controls)
 CODE_LINES = 18  # a longer code cell is split into parts
@@ -235,8 +233,8 @@ def layout(nb):
             continue
         if cell.cell_type == "markdown":
             for i, part in enumerate(split_markdown(cell.source)):
-                new = nbformat.v4.new_markdown_cell(part)
-                new.metadata = copy.deepcopy(cell.metadata)
+                new = copy.deepcopy(cell)  # its id: the loop below renames repeats
+                new.source = part
                 place(new, markdown_height(part), slide_type if i == 0 else "subslide")
             continue
         if cell.cell_type != "code":
