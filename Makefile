@@ -88,10 +88,12 @@ hub/node_modules/.installed: hub/package.json hub/package-lock.json
 hub: $(STAMP) hub-proxy
 	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
-## make lint: ruff check and format check (make test runs them too)
+## make lint: ruff check, format check and codespell (make test runs them too)
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/codespell README.md $(SOURCES)
+	$(BIN)/python -m pytest -q tests/test_setup.py -k codespell_over_the_lessons
 
 ## make format: ruff format and fix
 format: $(STAMP)

@@ -20,16 +20,16 @@ __all__ = ["check_split_heads", "check_multi_head_attention"]
 # --------------------------------------------------------------------------
 
 _SPLIT_NO_TRANSPOSE = (
-    "you reshaped straight to (batch, num_heads, n, d_head) without the "
+    "you reshaped straight to (batch, num_heads, n, d_k) without the "
     "transpose: the shape is right, but each head now holds pieces of several "
-    "tokens. Reshape to (batch, n, num_heads, d_head) first, then swap axes 1 "
-    "and 2: x.reshape(batch, n, num_heads, d_head).transpose(0, 2, 1, 3)"
+    "tokens. Reshape to (batch, n, num_heads, d_k) first, then swap axes 1 "
+    "and 2: x.reshape(batch, n, num_heads, d_k).transpose(0, 2, 1, 3)"
 )
 _SPLIT_INTERLEAVED = (
     "your heads are interleaved: head h got features h, h + num_heads, "
     "h + 2 * num_heads, ... Each head takes a contiguous block of "
-    "d_head = d_model / num_heads features: reshape to "
-    "(batch, n, num_heads, d_head), not (batch, n, d_head, num_heads)"
+    "d_k = d_model / num_heads features: reshape to "
+    "(batch, n, num_heads, d_k), not (batch, n, d_k, num_heads)"
 )
 
 
@@ -41,13 +41,13 @@ def _split_cases(rng):
         (3, 2, 8, 4),
         (2, 3, 5, 1),
     ]:
-        d_head = d_model // num_heads
+        d_k = d_model // num_heads
         sizes = {
             "batch": batch,
             "n": n,
             "d_model": d_model,
             "num_heads": num_heads,
-            "d_head": d_head,
+            "d_k": d_k,
         }
         x = rng.normal(size=(batch, n, d_model))
         cases.append(ck.make_case(("x", "num_heads"), x, num_heads, sizes=sizes))
@@ -55,7 +55,7 @@ def _split_cases(rng):
 
 
 def check_split_heads(fn, *, seed=0):
-    """Check ``fn(x, num_heads)``: (batch, n, d_model) -> (batch, H, n, d_head).
+    """Check ``fn(x, num_heads)``: (batch, n, d_model) -> (batch, H, n, d_k).
 
     Cases: three or more distinct sizes, one sequence, and a single head.
     """
@@ -78,14 +78,14 @@ def check_split_heads(fn, *, seed=0):
         (
             ck.Out(
                 "result",
-                "(batch, num_heads, n, d_head)",
-                "split_heads cuts d_model into num_heads blocks of d_head features "
+                "(batch, num_heads, n, d_k)",
+                "split_heads cuts d_model into num_heads blocks of d_k features "
                 "and moves the head axis in front of n.",
             ),
         ),
         [(_SPLIT_NO_TRANSPOSE, no_transpose), (_SPLIT_INTERLEAVED, interleaved)],
         signature="split_heads(x, num_heads)",
-        hint="reshape to (batch, n, num_heads, d_head), then swap axes 1 and 2",
+        hint="reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2",
     )
 
 

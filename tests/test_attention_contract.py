@@ -655,19 +655,17 @@ def test_padding_mask_errors(attn, lengths, max_len, pattern):
 def test_split_heads_shapes_and_columns(attn, num_heads, d_model):
     x = randn(2, 5, d_model)
     heads = attn.np(attn.split_heads(attn.arr(x), num_heads))
-    d_head = d_model // num_heads
-    assert heads.shape == (2, num_heads, 5, d_head)
+    d_k = d_model // num_heads
+    assert heads.shape == (2, num_heads, 5, d_k)
     for h in range(num_heads):
-        np.testing.assert_array_equal(
-            heads[:, h], x[:, :, h * d_head : (h + 1) * d_head]
-        )
+        np.testing.assert_array_equal(heads[:, h], x[:, :, h * d_k : (h + 1) * d_k])
 
 
 def test_split_then_merge_round_trip(attn):
     x = randn(3, 4, 8)
     heads = attn.split_heads(attn.arr(x), 4)
     np.testing.assert_array_equal(attn.np(attn.merge_heads(heads)), x)
-    y = randn(3, 2, 4, 5)  # (batch, H, n, d_head)
+    y = randn(3, 2, 4, 5)  # (batch, H, n, d_k)
     merged = attn.merge_heads(attn.arr(y))
     assert attn.np(merged).shape == (3, 4, 10)
     np.testing.assert_array_equal(attn.np(attn.split_heads(merged, 2)), y)
@@ -702,15 +700,15 @@ def mha_weights(d_model, seed=5):
 
 
 def mha_loop(reference, X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
-    """Per-head loop: head h uses columns h*d_head:(h+1)*d_head of each projection."""
+    """Per-head loop: head h uses columns h*d_k:(h+1)*d_k of each projection."""
     kv = X if kv is None else kv
     batch, n, d_model = X.shape
     m = kv.shape[1]
-    d_head = d_model // num_heads
+    d_k = d_model // num_heads
     full = None if mask is None else np.broadcast_to(mask, (batch, num_heads, n, m))
     heads, weights = [], []
     for h in range(num_heads):
-        cols = slice(h * d_head, (h + 1) * d_head)
+        cols = slice(h * d_k, (h + 1) * d_k)
         out_h, w_h = reference(
             X @ W_Q[:, cols],
             kv @ W_K[:, cols],

@@ -492,7 +492,7 @@ def split_no_transpose(x, num_heads):
 
 def split_interleaved(x, num_heads):
     batch, n, d_model = x.shape
-    x = x.reshape(batch, n, d_model // num_heads, num_heads)  # (b, n, d_head, H)
+    x = x.reshape(batch, n, d_model // num_heads, num_heads)  # (b, n, d_k, H)
     return np.moveaxis(x, -1, 1)
 
 
@@ -508,8 +508,8 @@ def split_wrong_axes(x, num_heads):
 WRONG_SPLIT = [
     (split_no_transpose, "without the transpose"),
     (split_interleaved, "heads are interleaved"),
-    (split_forgot_transpose_shape, "should be (batch, num_heads, n, d_head)"),
-    (split_wrong_axes, "has shape (2, 3, 4, 5) = (batch, num_heads, d_head, n)"),
+    (split_forgot_transpose_shape, "should be (batch, num_heads, n, d_k)"),
+    (split_wrong_axes, "has shape (2, 3, 4, 5) = (batch, num_heads, d_k, n)"),
 ]
 
 # --------------------------------------------------------------------------
