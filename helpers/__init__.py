@@ -15,7 +15,7 @@ Every lesson imports this package: ``import helpers`` or
   engine ``_render``, shared input checks ``_arrays``.
 - ``helpers.induction``: lesson 11's attention-only transformer, its training
   loop and the scores that find induction heads (torch).
-- ``helpers.checks``: the checkers of lessons 00-09's exercises (one module per
+- ``helpers.checks``: the checkers of lessons 01-08's exercises (one module per
   topic, ``checks_softmax``, ``checks_logsumexp``, ``checks_scale``,
   ``checks_attention``, ``checks_masks``, ``checks_self_attention``,
   ``checks_heads``, ``checks_online``; their engine is ``_checking``,

@@ -33,6 +33,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_multi_head_attention``;
 - ``checks_online``, lesson 08: ``check_online_softmax``.
 
+Lessons 10 and 11 (torch) import their own: ``helpers.checks_transformer`` and
+``helpers.checks_induction``.
+
 The machinery they share (running a case, explaining a mismatch, the short
 failure) is in ``helpers._checking``; mistakes shared by several attention
 checkers are in ``helpers._checking_mistakes``.

@@ -2,7 +2,7 @@
 agreement with torch.nn.functional.scaled_dot_product_attention.
 
 The contract both modules share (shapes, masks, errors) is tested once per
-module in test_attention_np.py.
+module in test_attention_contract.py.
 """
 
 import numpy as np

@@ -1,7 +1,8 @@
 """helpers.widgets and its engine helpers._render: the explorers, driven directly.
 
 Assertions are on data (the computed dicts, the artists' data, the decoded PNG
-frames, the export bundle), never on pixels or widget reprs. The maths is tested
+frames, the export bundle), never on pixels; a widget's repr is compared only
+where it is itself the output (the export bundle's text/plain). The maths is tested
 in test_explorer_math.py. The repo conftest selects the Agg backend.
 """
 
