@@ -366,3 +366,25 @@ def test_a_reachable_index_installs_the_local_build_from_it(answering_server, ca
     assert code == 0
     out = capsys.readouterr().out
     assert f"install torch==2.13.0+cu128 --index-url {answering_server}" in out
+
+
+def test_a_malformed_answer_counts_as_unreachable():
+    """A proxy that answers with something other than HTTP: no traceback."""
+    import socket
+    import threading
+
+    from tools import install_torch
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+
+        def answer_garbage():
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(1024)
+                connection.sendall(b"not http at all\r\n\r\n")
+
+        threading.Thread(target=answer_garbage, daemon=True).start()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        assert not install_torch.reachable(url, timeout=2.0)

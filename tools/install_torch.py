@@ -21,9 +21,11 @@ PyPI's torch (on Linux, the CUDA build) instead of stalling in pip's retries.
 """
 
 import argparse
+import http.client
 import os
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 from importlib import metadata
@@ -55,13 +57,25 @@ def index_url(choice, platform=sys.platform):
 
 
 def reachable(url, timeout=PROBE_SECONDS):
-    """True if ``url`` answers a request with success within ``timeout`` seconds."""
-    try:
-        request = urllib.request.Request(url, method="HEAD")
-        with urllib.request.urlopen(request, timeout=timeout):
-            return True
-    except (OSError, ValueError):  # URLError, HTTPError, timeouts
-        return False
+    """True if ``url`` answers a request with success within ``timeout`` seconds.
+
+    The request runs in a thread that is waited for ``timeout`` seconds at most:
+    urlopen's own timeout does not cover a DNS lookup that hangs.
+    """
+    answered = []
+
+    def probe():
+        try:
+            request = urllib.request.Request(url, method="HEAD")
+            with urllib.request.urlopen(request, timeout=timeout):
+                answered.append(True)
+        except (OSError, ValueError, http.client.HTTPException):
+            pass  # URLError, HTTPError, timeouts, a proxy's malformed answer
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(answered)
 
 
 def installed(requirement):
