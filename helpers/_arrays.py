@@ -11,6 +11,15 @@ WEIGHT_TOLERANCE = 1e-6  # weights may overshoot [0, 1] by float rounding
 _SINGULAR = {"queries": "query", "keys": "key", "rows": "row", "columns": "column"}
 
 
+def real_numbers(x, name):
+    """Return the ndarray ``x``; raise TypeError unless its dtype is a real number."""
+    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
+        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
+    if np.issubdtype(x.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real; got dtype {x.dtype}")
+    return x
+
+
 def to_array(x, name):
     """Return ``x`` as a finite float64 ndarray; accepts arrays, lists, tensors.
 
@@ -21,12 +30,7 @@ def to_array(x, name):
         x = x.detach().cpu()
         if str(x.dtype) == "torch.bfloat16":
             x = x.float()
-    x = np.asarray(x)
-    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
-        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
-    if np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real; got dtype {x.dtype}")
-    x = x.astype(np.float64)
+    x = real_numbers(np.asarray(x), name).astype(np.float64)
     if not np.isfinite(x).all():
         raise ValueError(
             f"{name} of shape {tuple(x.shape)} contains NaN or inf; "

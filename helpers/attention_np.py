@@ -9,16 +9,12 @@ computed in float64, as NumPy itself would.
 
 import numpy as np
 
-from helpers import _validate
+from helpers import _arrays, _validate
 
 
 def _as_float(x, name, allow_neg_inf=False):
     """Return ``x`` as a floating ndarray; reject non-numbers, NaN and inf."""
-    x = np.asarray(x)
-    if x.dtype == np.bool_ or not np.issubdtype(x.dtype, np.number):
-        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
-    if np.issubdtype(x.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real; got dtype {x.dtype}")
+    x = _arrays.real_numbers(np.asarray(x), name)
     if not np.issubdtype(x.dtype, np.floating):
         return x.astype(np.float64)
     if not allow_neg_inf:

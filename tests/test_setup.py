@@ -259,7 +259,7 @@ def test_install_picks_the_cpu_index_on_linux_and_pypi_elsewhere():
         install_torch.index_url("rocm", "linux")
     command = install_torch.pip_command("torch==2.13.0+cpu", cpu, python="py")
     assert command[:5] == ["py", "-m", "pip", "install", "torch==2.13.0+cpu"]
-    assert command[command.index("--index-url") + 1] == cpu  # torch (and its deps) from it
+    assert command[command.index("--index-url") + 1] == cpu  # torch and its deps
 
 
 def test_makefile_runs_the_torch_install_before_requirements():

@@ -8,10 +8,11 @@
 ``pip install -r requirements.txt``, whose ``torch==<pin>`` is then already
 satisfied. The version comes from requirements.txt; ``TORCH`` picks the build:
 
-- ``cpu`` (default) on Linux: torch from PyTorch's CPU wheel index (so are the
-  few small packages torch needs, e.g. sympy and filelock, which that index
-  mirrors; requirements.txt's pins then apply to them), about 190 MB to download. PyPI's Linux torch is a CUDA build that pulls several GB
-  of nvidia-* packages, which the lessons never use.
+- ``cpu`` (default) on Linux: torch from PyTorch's CPU wheel index, about
+  190 MB to download (the small packages torch needs, e.g. sympy and filelock,
+  come from that index too, which mirrors them; requirements.txt's pins then
+  apply). PyPI's Linux torch is a CUDA build that pulls several GB of nvidia-*
+  packages, which the lessons never use.
 - ``cu128``, ``cu126``, ...: from PyTorch's index for that CUDA version.
 - ``pypi``, and any choice on macOS and Windows: nothing here; requirements.txt
   takes torch from PyPI, whose macOS and Windows wheels are CPU builds already.
