@@ -137,4 +137,6 @@ def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
         assert clean_html(html) == html, source
     name = "course_lab" if kind == "html" else "course_reveal"
     template = (coursebuild.TEMPLATES / name / "index.html.j2").read_text()
-    assert "highlight_code(metadata=cell.metadata) }}" in template
+    assert "{% include 'code_input.html.j2' %}" in template
+    code_input = (coursebuild.TEMPLATES / "code_input.html.j2").read_text()
+    assert "highlight_code(metadata=cell.metadata) }}" in code_input

@@ -244,7 +244,9 @@ def _exporter(kind):
 
     if kind == "slides":
         exporter = SlidesExporter(
-            extra_template_basedirs=[str(TEMPLATES)], template_name="course_reveal"
+            extra_template_basedirs=[str(TEMPLATES)],
+            extra_template_paths=[str(TEMPLATES)],  # code_input.html.j2
+            template_name="course_reveal",
         )
         exporter.reveal_url_prefix = "../assets/node_modules/reveal.js"
         exporter.reveal_scroll = False  # a slide never scrolls: slidefit lays it out
@@ -259,7 +261,9 @@ def _exporter(kind):
         )
     else:
         exporter = HTMLExporter(
-            extra_template_basedirs=[str(TEMPLATES)], template_name="course_lab"
+            extra_template_basedirs=[str(TEMPLATES)],
+            extra_template_paths=[str(TEMPLATES)],  # code_input.html.j2
+            template_name="course_lab",
         )
     for name, url in _asset_urls("../assets").items():
         setattr(exporter, name, url)
