@@ -4,6 +4,9 @@ The student-copy tests live in tests/test_student_copies.py; the browser checks
 of decks and pages in tests/browser/.
 """
 
+import multiprocessing
+import time
+
 import nbformat
 import pytest
 
@@ -140,3 +143,30 @@ def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
     assert "{% include 'code_input.html.j2' %}" in template
     code_input = (coursebuild.TEMPLATES / "code_input.html.j2").read_text()
     assert "highlight_code(metadata=cell.metadata) }}" in code_input
+
+
+def _hold_lock(lock, log, name):
+    with coursebuild.exclusive(lock):
+        with open(log, "a") as f:
+            f.write(f"{name} in\n")
+        time.sleep(0.3)
+        with open(log, "a") as f:
+            f.write(f"{name} out\n")
+
+
+def test_asset_installs_take_turns(tmp_path):
+    """Two processes building at once (make test's two) install the assets one
+    after the other: each is in and out before the other comes in."""
+    lock, log = tmp_path / ".assets.lock", tmp_path / "log"
+    workers = [
+        multiprocessing.Process(target=_hold_lock, args=(lock, log, name))
+        for name in "ab"
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(10)
+    lines = log.read_text().split()
+    assert len(lines) == 8, lines
+    pairs = [lines[i : i + 4] for i in (0, 4)]
+    assert all(p[0] == p[2] and p[1:4:2] == ["in", "out"] for p in pairs), lines

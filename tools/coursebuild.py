@@ -13,6 +13,7 @@ committed), so the pages work without a network. Decks are laid out for a
 their sliders or a still picture (tools/explorer_export.py).
 """
 
+import contextlib
 import copy
 import json
 import shutil
@@ -180,13 +181,37 @@ def write_present_copies(dest=PRESENT, source=NOTEBOOKS):
 # -- offline assets and exports --------------------------------------------------
 
 
+@contextlib.contextmanager
+def exclusive(lock_path):
+    """Let one process at a time through (an flock on ``lock_path``).
+
+    Without fcntl (Windows) it does not lock: there, run one build at a time.
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
 def ensure_assets(assets=ASSETS):
     """Install the pinned npm packages and copy only what the pages load.
 
     npm installs into ``build/npm`` (a cache, about 200 MB, never shipped);
     ``build/assets`` receives the few files the pages request (ASSET_FILES),
-    so copying build/html, build/slides and build/assets is enough.
+    so copying build/html, build/slides and build/assets is enough. One process
+    at a time: make test's two processes build decks and pages side by side,
+    and on a fresh clone both would install and copy into the same folders.
     """
+    with exclusive(assets.parent / ".assets.lock"):
+        return _install_assets(assets)
+
+
+def _install_assets(assets):
     stamp = assets / "installed.json"
     want = {"npm": NPM_ASSETS, "files": ASSET_FILES}
     if stamp.exists() and json.loads(stamp.read_text()) == want:
