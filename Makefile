@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 # reached), a CUDA tag such as cu128, or pypi. macOS and Windows: PyPI's (CPU).
 TORCH ?= cpu
 STAMP := $(VENV)/.installed-$(TORCH)
-# the source folders that ruff lints and formats (tests/test_setup.py reads this)
+# the source folders that ruff lints and formats (tests/course/test_setup.py reads this)
 SOURCES := helpers tests notebooks tools benchmarks
 # make test's pytest processes; loadfile keeps each notebook (one kernel) and each
 # test file in one process, handed out in collection order (conftest.py puts the
@@ -93,7 +93,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/codespell README.md $(SOURCES)
-	$(BIN)/python -m pytest -q tests/test_setup.py -k codespell_over_the_lessons
+	$(BIN)/python -m pytest -q tests/course/test_setup.py -k codespell_over_the_lessons
 
 ## make format: ruff format and fix
 format: $(STAMP)

@@ -22,7 +22,7 @@ def pytest_collectstart(collector):
 # two processes finish together. (The JupyterLab tests stay together: one server
 # and one browser serve them all.)
 SPREAD = {
-    "tests/test_student_copies.py",  # a fresh kernel each
+    "tests/course/test_student_copies.py",  # a fresh kernel each
 }
 
 
@@ -39,7 +39,7 @@ FIRST = (
     "notebooks/04_why_sqrt_dk.ipynb",
     "notebooks/08_attention_at_scale.ipynb",
     "notebooks/11_induction_heads.ipynb",
-    "tests/test_widgets.py",
+    "tests/explorers/test_widgets.py",
     "notebooks/09_capstone.ipynb",
 )
 

@@ -78,9 +78,9 @@ MANY_THREADS = 16  # what torch/OpenBLAS start by default on a 16-core node
 SLIDER_SETUP = """
 import json as _json, time as _time
 import numpy as _np
-from helpers import widgets as _widgets
+from helpers import explorers as _explorers
 _scores = 2.0 * _np.random.default_rng(0).standard_normal({seq_len})
-_explorer = _widgets.TemperatureExplorer(_scores, temperature=1.0)
+_explorer = _explorers.TemperatureExplorer(_scores, temperature=1.0)
 _temps = (0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0, 5.0)
 for _t in _temps:  # warm-up: every axis state drawn once
     _explorer.update(temperature=_t)

@@ -1,6 +1,6 @@
 """Slider latency: one explorer update() against re-creating the figure each time.
 
-For every explorer in ``helpers.widgets`` this times ``update(...)`` over a sweep
+For every explorer in ``helpers.explorers`` this times ``update(...)`` over a sweep
 (sequence length 8, 32, 128, 512; d_k 4, 64, 512 for AttentionExplorer; 4 and 8
 heads with d_model 64 for HeadsExplorer; 10 checkpoints of (seq_len, seq_len)
 weights for CheckpointExplorer, when present) and, interleaved in the same run,
@@ -47,7 +47,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import PIL  # noqa: E402
 
-from helpers import plotting, widgets  # noqa: E402
+from helpers import plotting  # noqa: E402
+from helpers.explorers import widgets  # noqa: E402
 
 SEQ_LENS = (8, 32, 128, 512)
 D_KS = (4, 64, 512)

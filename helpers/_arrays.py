@@ -1,6 +1,6 @@
 """Input conversion and checks shared by plotting, the explorers and their maths.
 
-One home for what ``plotting``, ``explorer_math`` and ``widgets`` all need:
+One home for what ``plotting`` and ``explorers`` (maths and widgets) all need:
 turning an array, list or torch tensor into a float64 ndarray, and the checks
 of weights, token labels and seeds. NumPy only; never imports torch.
 """

@@ -41,7 +41,7 @@ NEEDS_JUPYTER = (
 FRAME_CODE = """\
 def _course_frames(path, key_controls, max_frames, max_values):
     import base64, itertools, json
-    from helpers._render import Explorer
+    from helpers.explorers.render import Explorer
 
     def pick(values, current):
         if len(values) <= max_values:

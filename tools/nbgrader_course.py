@@ -26,7 +26,7 @@ metadata applied (whether or not the lesson already carries it). Then, in DEST:
 
 The released notebooks have the same cells, sources and (empty) outputs as the
 student copies from `make student` (tools/coursebuild.py); only nbgrader's own
-cell metadata is added. tests/test_nbgrader_course.py checks both claims and
+cell metadata is added. tests/course/test_nbgrader.py checks both claims and
 grades a solved, an unsolved and a broken submission.
 """
 

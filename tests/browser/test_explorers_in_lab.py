@@ -2,7 +2,7 @@
 
 The test opens the lesson as a learner finds it (every stored output drawn by
 JupyterLab), runs each explorer cell and the earlier cells it needs (read from
-the code by ``tests/cell_deps.py``; every cell of every lesson is nbval's to
+the code by ``tests/course/cell_deps.py``; every cell of every lesson is nbval's to
 run, and the JupyterHub class test runs all of lesson 01's student copy in
 JupyterLab), then moves each explorer's first slider with the keyboard. It
 asserts that those cells ran, in order, without an error, that every explorer
@@ -19,7 +19,7 @@ import re
 import nbformat
 import pytest
 
-from tests.cell_deps import cell_names, with_dependencies
+from tests.course.cell_deps import cell_names, with_dependencies
 
 from .conftest import ARTIFACTS, REPO
 
@@ -93,7 +93,7 @@ def _wait_for_change(page, explorer, before, timeout_s=15):
 
 
 def _cells_for_explorers(nb, explorer_cells):
-    """The explorer cells and the earlier cells they need (tests/cell_deps.py)."""
+    """The explorer cells and the earlier cells they need (course/cell_deps.py)."""
     return with_dependencies(
         nb, {i: cell_names(nb.cells[i].source) for i in explorer_cells}
     )

@@ -1,0 +1,106 @@
+"""Exercise checkers: run the learner's function and name the likely mistake.
+
+Each ``check_*`` takes the learner's function, runs it on a few seeded random
+cases (n != m, d_v != d_k, batch axes, masks, large scores) and compares it
+with the matching helper in ``helpers.attention_np``. On success it prints one
+line and returns True:
+
+    >>> checks.check_softmax(my_softmax)
+    ✓ check_softmax: 6 cases passed
+
+On failure it raises :class:`CheckFailed`, an AssertionError that names the
+most likely mistake, the case, and where to look; in a notebook it shows a few
+short lines instead of a traceback through the checker. To find the mistake,
+the checker recomputes the case the way each common mistake would (softmax
+over the wrong axis, no scaling, mask applied after the softmax, ...) and
+reports the one whose result equals the learner's; when none does, it reads
+properties of the answer (rows sum to 1, the mask is obeyed) and finally shows
+where the answer differs from the reference.
+
+The catalogue of mistakes lives beside each exercise, one module per topic:
+
+- ``softmax``, lessons 01 and 03: ``check_softmax``, ``check_masked_softmax``;
+- ``logsumexp``, lesson 03: ``check_logsumexp``, ``check_merge_stats``;
+- ``scale``, lesson 04: ``check_softmax_jacobian``, ``check_find_temperature``;
+- ``attention``, lessons 01 and 02: ``check_attention_one_query``,
+  ``check_attention``, ``check_scaled_dot_product_attention``,
+  ``check_shuffle_keys_and_values``;
+- ``masks``, lesson 05: ``check_causal_mask``, ``check_zero_weights``;
+- ``self_attention``, lesson 06: ``check_self_attention``;
+- ``heads``, lesson 07: ``check_split_heads``, ``check_multi_head_attention``;
+- ``online``, lesson 08: ``check_online_softmax``;
+- ``transformer``, lesson 10: ``check_rope``, ``check_grouped_query_attention``,
+  ``check_decode_step``;
+- ``induction``, lesson 11 (torch, imported on first use):
+  ``check_prefix_matching_score``, ``check_previous_token_score``,
+  ``check_prediction``.
+
+The engine they share is ``_engine`` (running a case, explaining a mismatch, the
+short failure), ``_where`` (the learner's cell and line) and ``_mistakes``
+(mistakes several attention checkers name in the same words).
+"""
+
+from helpers.checks._engine import CheckFailed
+from helpers.checks.attention import (
+    check_attention,
+    check_attention_one_query,
+    check_scaled_dot_product_attention,
+    check_shuffle_keys_and_values,
+)
+from helpers.checks.heads import check_multi_head_attention, check_split_heads
+from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
+from helpers.checks.masks import check_causal_mask, check_zero_weights
+from helpers.checks.online import check_online_softmax
+from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
+from helpers.checks.self_attention import check_self_attention
+from helpers.checks.softmax import check_masked_softmax, check_softmax
+from helpers.checks.transformer import (
+    check_decode_step,
+    check_grouped_query_attention,
+    check_rope,
+)
+
+# Lesson 11's checkers run helpers.induction (torch): imported on first use, so
+# that ``from helpers import checks`` never loads torch.
+_INDUCTION = (
+    "check_prefix_matching_score",
+    "check_previous_token_score",
+    "check_prediction",
+)
+
+
+def __getattr__(name):
+    if name in _INDUCTION:
+        from helpers.checks import induction
+
+        return getattr(induction, name)
+    raise AttributeError(f"module 'helpers.checks' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
+
+
+__all__ = [
+    "CheckFailed",
+    "check_softmax",
+    "check_attention_one_query",
+    "check_attention",
+    "check_scaled_dot_product_attention",
+    "check_shuffle_keys_and_values",
+    "check_masked_softmax",
+    "check_logsumexp",
+    "check_merge_stats",
+    "check_softmax_jacobian",
+    "check_find_temperature",
+    "check_causal_mask",
+    "check_zero_weights",
+    "check_self_attention",
+    "check_split_heads",
+    "check_multi_head_attention",
+    "check_online_softmax",
+    "check_rope",
+    "check_grouped_query_attention",
+    "check_decode_step",
+    *_INDUCTION,
+]

@@ -1,0 +1,473 @@
+"""The engine behind the exercise checkers in ``helpers.checks``.
+
+A checker describes its exercise (the cases, the reference, the outputs and the
+known mistakes) and calls :func:`run`. ``run`` calls the learner's function on
+copies of each case's inputs, turns what it returned into arrays, compares them
+with the reference and, on a mismatch, explains it in this order:
+
+1. a known mistake (a ``(message, function)`` pair) that reproduces the answer;
+2. a wrong shape (or the right values in the wrong order);
+3. the checker's own ``diagnose(case, got, expected)``, reading properties of
+   the answer (rows sum to 1, the mask is obeyed, ...);
+4. the place where the answer differs most from the reference.
+
+Whatever the learner's function does (raises, returns None, a list, NaN, the
+wrong dtype or shape), the result is a :class:`CheckFailed`, an AssertionError
+whose notebook display is a few short lines: the diagnosis, the case, and where
+to look (found by ``helpers.checks._where``). A step of the explanation that
+fails itself is skipped with a :class:`CheckerBugWarning` (the tests turn it
+into an error), never a crash.
+"""
+
+import itertools
+import textwrap
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from helpers._validate import fmt
+from helpers.checks._where import defined_at, fn_name, raised_at
+
+RTOL = 1e-6
+ATOL = 1e-6
+_WIDTH = 88
+
+
+class CheckerBugWarning(UserWarning):
+    """A step of a checker's explanation raised; the checker fell back."""
+
+
+class CheckFailed(AssertionError):
+    """A failed exercise check: the diagnosis, the case and where to look.
+
+    ``str(err)`` is the whole message; IPython shows ``_render_traceback_()``,
+    a few short lines, instead of a traceback through the checker's internals.
+    """
+
+    def __init__(self, checker, message, case="", where=""):
+        self.checker = checker
+        self.diagnosis = message
+        self.case = case
+        self.where = where
+        text = f"{checker}: {message}"
+        if case:
+            text += f"\n  ({case})"
+        if where:
+            text += f"\n  Look at: {where}"
+        super().__init__(text)
+
+    def _render_traceback_(self):
+        red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+        lines = textwrap.wrap(
+            f"✗ {self.checker}: {self.diagnosis}",
+            _WIDTH,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [f"✗ {self.checker}"]
+        lines[0] = f"{red}{bold}{lines[0]}{reset}"
+        for text in (self.case, f"look at: {self.where}" if self.where else ""):
+            if text:
+                lines += textwrap.wrap(
+                    text,
+                    _WIDTH,
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                    break_on_hyphens=False,
+                    break_long_words=False,
+                )
+        return lines
+
+
+@dataclass(frozen=True)
+class Out:
+    """One value the learner's function returns, and the shape rule it obeys."""
+
+    name: str
+    shape: str  # the rule in words, e.g. "(..., n, d_v)"
+    hint: str = ""  # added to a wrong-shape message
+    boolean: bool = False  # must have dtype bool
+
+
+@dataclass
+class Case:
+    """One call of the learner's function and what the messages may quote."""
+
+    label: str  # the inputs in words, e.g. "Q (4, 3), K (6, 3), V (6, 5)"
+    names: tuple  # names of the positional arguments
+    args: tuple  # positional arguments
+    kwargs: dict  # optional arguments, passed by keyword
+    sizes: dict = field(default_factory=dict)  # named axis sizes: n, m, d_k ...
+    facts: dict = field(default_factory=dict)  # other numbers messages quote
+    large: bool = False  # scores big enough to overflow a naive exp
+
+
+def describe(name, value):
+    """``Q (4, 3)`` for an array, ``num_heads=2`` for anything else."""
+    if isinstance(value, np.ndarray):
+        kind = "" if value.dtype == np.float64 else f" {value.dtype}"
+        return f"{name} {fmt(value.shape)}{kind}"
+    if isinstance(value, float):
+        return f"{name}={value:.6g}"
+    if isinstance(value, np.random.Generator):
+        return f"{name}=np.random.default_rng(...)"
+    return f"{name}={value!r}"
+
+
+def fill(template, facts):
+    """``template.format_map(facts)``, or the template itself if that fails."""
+    try:
+        return template.format_map(facts)
+    except (KeyError, ValueError, IndexError, AttributeError):
+        return template
+
+
+def make_case(names, *args, sizes=None, facts=None, large=False, note="", **kwargs):
+    """Build a case; optional arguments equal to None are left out of the call.
+
+    ``note`` is added to the label to say what is special about the case.
+    """
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    label = ", ".join(
+        [describe(k, a) for k, a in zip(names, args, strict=True)]
+        + [describe(k, v) for k, v in kwargs.items()]
+        + ([note] if note else [])
+    )
+    return Case(
+        label, tuple(names), args, kwargs, dict(sizes or {}), dict(facts or {}), large
+    )
+
+
+def copy(value):
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def shape_text(shape, sizes):
+    """``(6, 5)`` becomes ``(6, 5) = (m, d_v)`` when the sizes name each axis."""
+    names = []
+    for size in shape:
+        match = [k for k, v in sizes.items() if v == size]
+        names.append(match[0] if len(match) == 1 else str(size))
+    text = fmt(shape)
+    if any(not x.isdigit() for x in names):
+        text += " = (" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+    return text
+
+
+def same(a, b, tol=(RTOL, ATOL)):
+    """Same shape and equal within the tolerance (nan equals nan)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(
+            np.allclose(
+                a.astype(np.float64),
+                b.astype(np.float64),
+                rtol=tol[0],
+                atol=tol[1],
+                equal_nan=True,
+            )
+        )
+
+
+def as_tuple(result, count):
+    items = (result,) if count == 1 else tuple(result)
+    if len(items) != count:
+        raise ValueError(f"expected {count} values, got {len(items)}")
+    return tuple(np.asarray(x) for x in items)
+
+
+def num(value):
+    value = np.asarray(value)
+    if value.dtype == np.bool_:
+        return str(bool(value))
+    return f"{float(value):.6g}"
+
+
+def require_function(name, fn):
+    """Fail unless ``fn`` is a function (not, say, its result)."""
+    if not callable(fn):
+        raise CheckFailed(
+            name,
+            f"{name} needs your function itself, e.g. {name}(my_function), not "
+            f"what it returns; got a {type(fn).__name__}",
+        )
+
+
+def call(name, fn, case, signature, hint, mutable=()):
+    """Run the learner's function on copies of the inputs; explain any exception.
+
+    Changing an input in place is a mistake, except for the arguments named in
+    ``mutable`` (e.g. a running state that the caller replaces anyway).
+    """
+    args = [copy(a) for a in case.args]
+    kwargs = {k: copy(v) for k, v in case.kwargs.items()}
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = fn(*args, **kwargs)
+    except NotImplementedError:
+        raise CheckFailed(
+            name,
+            f"{fn_name(fn)} is not implemented yet: replace the "
+            "`raise NotImplementedError(...)` line with your code",
+            where=defined_at(fn),
+        ) from None
+    except Exception as err:
+        advice = ""
+        if isinstance(err, TypeError) and "argument" in str(err):
+            advice = f" Your function must accept the arguments of {signature}."
+        elif isinstance(err, (ValueError, IndexError)) and hint:
+            advice = f" Hint: {hint}"
+        text = str(err).splitlines()[0] if str(err) else ""
+        raise CheckFailed(
+            name,
+            f"your function raised {type(err).__name__}: {text}.{advice}",
+            f"inputs: {case.label}",
+            raised_at(err) or defined_at(fn),
+        ) from err
+    passed = list(zip(case.names, case.args, args, strict=True)) + [
+        (k, case.kwargs[k], kwargs[k]) for k in kwargs
+    ]
+    for arg_name, before, after in passed:
+        if arg_name in mutable:
+            continue
+        if isinstance(before, np.ndarray) and not np.array_equal(
+            before, after, equal_nan=before.dtype.kind == "f"
+        ):
+            raise CheckFailed(
+                name,
+                f"your function changed its input `{arg_name}` in place "
+                f"(e.g. `{arg_name} -= ...` or `{arg_name}[...] = ...`). Compute a "
+                f"new array instead (`{arg_name} = {arg_name} - ...`) so the "
+                "caller's data stays as it was.",
+                f"inputs: {case.label}",
+                defined_at(fn),
+            )
+    return result
+
+
+def _not_numbers(out, item):
+    if isinstance(item, (tuple, list)):
+        what = f"a {type(item).__name__} of {len(item)} items"
+    else:
+        text = repr(item)
+        text = text if len(text) <= 40 else text[:37] + "..."
+        what = f"a {type(item).__name__}, {text}"
+    return f"`{out.name}` is not an array of numbers: got {what}"
+
+
+def to_arrays(result, outputs, fn):
+    """The learner's return value as a tuple of numeric arrays, or a message."""
+    names = ", ".join(o.name for o in outputs)
+    if result is None:
+        what = "a value" if len(outputs) == 1 else f"({names})"
+        return (
+            f"{fn_name(fn)} returned None instead of {what}: did you forget `return`?"
+        )
+    if len(outputs) == 1:
+        items = (result,)
+    elif not isinstance(result, (tuple, list)):
+        return (
+            f"{fn_name(fn)} returned one {type(result).__name__}; it must return "
+            f"{len(outputs)} values: return {names}"
+        )
+    elif len(result) != len(outputs):
+        return (
+            f"{fn_name(fn)} returned {len(result)} values; it must return "
+            f"{len(outputs)}: return {names}"
+        )
+    else:
+        items = tuple(result)
+    arrays = []
+    for out, item in zip(outputs, items, strict=True):
+        try:
+            array = np.asarray(item)
+        except Exception:  # e.g. a ragged list, a tensor that requires grad
+            return _not_numbers(out, item)
+        if array.dtype.kind not in "biuf":  # bool, integer, float; not complex
+            return _not_numbers(out, item)
+        arrays.append(array)
+    return tuple(arrays)
+
+
+def dtype_problem(got, outputs):
+    """A message when a boolean output (a mask) has another dtype, else None."""
+    for out, g in zip(outputs, got, strict=True):
+        if out.boolean and g.dtype != np.bool_:
+            return (
+                f"`{out.name}` has dtype {g.dtype}; a mask must be boolean "
+                "(True = may attend). Build it with dtype=bool, e.g. "
+                "np.tril(np.ones((n, m), dtype=bool), k=m - n), or with a "
+                "comparison such as j <= i + (m - n)"
+            )
+    return None
+
+
+def shape_problem(got, expected, outputs, case, tol):
+    """A message for values returned in the wrong order or with a wrong shape."""
+    if len(got) > 1 and [g.shape for g in got] != [e.shape for e in expected]:
+        for order in itertools.permutations(range(len(got))):
+            # order[j] is the position where the learner returned output j
+            if all(same(got[p], e, tol) for p, e in zip(order, expected, strict=True)):
+                returned = ", ".join(
+                    outputs[order.index(p)].name for p in range(len(got))
+                )
+                right = ", ".join(o.name for o in outputs)
+                return f"you returned ({returned}); return them in the order ({right})"
+    for out, g, e in zip(outputs, got, expected, strict=True):
+        if g.shape != e.shape:
+            rule = "" if out.shape == fmt(e.shape) else f"{out.shape} = "
+            return (
+                f"`{out.name}` has shape {shape_text(g.shape, case.sizes)} but it "
+                f"should be {rule}{fmt(e.shape)}. {out.hint}"
+            ).rstrip()
+    return None
+
+
+def quietly(step, *args):
+    """``step(*args)``, or None (with a CheckerBugWarning) if it raises."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return step(*args)
+    except Exception as err:
+        warnings.warn(
+            f"{getattr(step, '__name__', step)} failed: {type(err).__name__}: {err}",
+            CheckerBugWarning,
+            stacklevel=2,
+        )
+        return None
+
+
+def match_variant(got, expected, case, variants, tol):
+    """The message of the first known mistake that reproduces the learner's answer.
+
+    First pass: a mistake that reproduces every returned value. Second pass: a
+    mistake that reproduces one of the wrong values (the others may hold a
+    second mistake).
+    """
+    computed = []
+    for message, variant in variants:
+        try:
+            with np.errstate(all="ignore"):
+                wrong = variant(
+                    *[copy(a) for a in case.args],
+                    **{k: copy(v) for k, v in case.kwargs.items()},
+                )
+            wrong = as_tuple(wrong, len(got))
+        except Exception:  # this mistake cannot happen for these inputs
+            continue
+        if all(same(g, w, tol) for g, w in zip(got, wrong, strict=True)):
+            return message
+        computed.append((message, wrong))
+    for message, wrong in computed:
+        for g, w, e in zip(got, wrong, expected, strict=True):
+            if same(g, w, tol) and not same(g, e, tol):
+                return message
+    return None
+
+
+def value_problem(got, expected, outputs, tol):
+    """Where the first wrong output differs most from the reference."""
+    right = [
+        o.name
+        for o, g, e in zip(outputs, got, expected, strict=True)
+        if same(g, e, tol)
+    ]
+    for out, g, e in zip(outputs, got, expected, strict=True):
+        if same(g, e, tol):
+            continue
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        diff = np.where(np.isnan(g64) != np.isnan(e64), np.inf, np.abs(g64 - e64))
+        diff = np.nan_to_num(diff, nan=0.0, posinf=np.inf)
+        index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+        where = f" at index {tuple(int(i) for i in index)}" if index else ""
+        message = (
+            f"`{out.name}` is wrong{where}: you have {num(g[index])}, "
+            f"the reference has {num(e[index])}"
+        )
+        if right:
+            message += (
+                f". Your {', '.join(f'`{r}`' for r in right)} "
+                f"match{'es' if len(right) == 1 else ''} the reference, so look at "
+                f"the steps that compute `{out.name}` from there"
+            )
+        return message
+    return None
+
+
+def explain(case, got, expected, outputs, variants, diagnose, tol):
+    """The most likely mistake behind a wrong answer, as a message.
+
+    In order: the first known mistake in ``variants`` ((message, function)
+    pairs) that reproduces the answer; a wrong shape; ``diagnose(case, got,
+    expected)``, which reads properties of the answer; the place where the
+    answer differs most from the reference.
+    """
+    facts = {**case.sizes, **case.facts}  # what the message templates may quote
+    template = quietly(match_variant, got, expected, case, variants, tol)
+    if template is not None:
+        return fill(template, facts)
+    message = quietly(shape_problem, got, expected, outputs, case, tol)
+    if message is not None:
+        return message
+    if diagnose is not None:
+        template = quietly(diagnose, case, got, expected)
+        if template is not None:
+            return fill(template, facts)
+    message = quietly(value_problem, got, expected, outputs, tol)
+    return message or "your answer differs from the reference"
+
+
+def run(
+    name,
+    fn,
+    cases,
+    reference,
+    outputs,
+    variants=(),
+    diagnose=None,
+    *,
+    signature,
+    hint="",
+    inspect=None,
+    tol=(RTOL, ATOL),
+    mutable=(),
+    announce=True,
+):
+    """Run ``fn`` on every case, compare it with ``reference``, explain a mismatch.
+
+    ``signature`` is quoted when ``fn`` rejects an argument; ``hint`` is added
+    when ``fn`` raises a shape error (ValueError or IndexError). ``inspect(case,
+    got)`` may reject an answer before the comparison (e.g. a wrong dtype);
+    ``tol`` is the (rtol, atol) of every comparison; the arguments named in
+    ``mutable`` may be changed in place. ``announce`` prints the success line.
+    """
+    require_function(name, fn)
+    for number, case in enumerate(cases, 1):
+        expected = as_tuple(reference(*case.args, **case.kwargs), len(outputs))
+        result = call(name, fn, case, signature, hint, mutable)
+        got = to_arrays(result, outputs, fn)
+        if isinstance(got, str):
+            message = got
+        else:
+            message = dtype_problem(got, outputs)
+            if message is None and inspect is not None:
+                message = quietly(inspect, case, got)
+            if message is None and not all(
+                same(g, e, tol) for g, e in zip(got, expected, strict=True)
+            ):
+                message = explain(case, got, expected, outputs, variants, diagnose, tol)
+        if message is not None:
+            raise CheckFailed(
+                name,
+                message,
+                f"case {number} of {len(cases)}: {case.label}",
+                defined_at(fn),
+            )
+    if announce:
+        print(f"✓ {name}: {len(cases)} cases passed")
+    return True

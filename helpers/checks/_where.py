@@ -1,0 +1,60 @@
+"""Where to look: the learner's function, and the line of theirs that raised.
+
+A failed check ends with "Look at: ..." (see ``CheckFailed`` in
+``helpers.checks._engine``). These functions find that place: the learner's function
+by name and where it is defined, or the last line of the learner's own code in a
+traceback, skipping the frames of ``helpers`` and of installed packages. Inside
+IPython a place reads ``Cell In[12], line 3``, as in IPython's own tracebacks;
+elsewhere ``file.py, line 3``.
+"""
+
+import linecache
+import traceback
+from pathlib import Path
+
+_HELPERS = Path(__file__).resolve().parent
+
+
+def fn_name(fn):
+    """The function's name, or "your function" for a lambda or a nameless call."""
+    name = getattr(fn, "__name__", "")
+    return name if name and name != "<lambda>" else "your function"
+
+
+def _place(filename, lineno):
+    """``Cell In[12], line 3`` inside IPython, else ``file.py, line 3``."""
+    label = None
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            label = shell.compile.format_code_name(filename)
+    except Exception:  # no IPython, or an IPython without this method
+        label = None
+    where = " ".join(label) if label else Path(filename).name
+    return f"{where}, line {lineno}"
+
+
+def defined_at(fn):
+    """Where the learner's function is defined, e.g. ``my_softmax (Cell In[4])``."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn_name(fn)
+    return f"{fn_name(fn)} ({_place(code.co_filename, code.co_firstlineno)})"
+
+
+def raised_at(err):
+    """The last line of the learner's own code in the traceback of ``err``."""
+    frames = [
+        f
+        for f in traceback.extract_tb(err.__traceback__)
+        if _HELPERS not in Path(f.filename).resolve().parents
+        and "site-packages" not in f.filename
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
+    where = f"{frame.name}, {_place(frame.filename, frame.lineno)}"
+    return f"{where}: {code}" if code else where

@@ -1,0 +1,466 @@
+"""Checkers for attention with one head: lessons 01 and 02.
+
+Each ``check_*`` runs the learner's function on seeded cases (n != m,
+d_v != d_k, batch axes, large scores), compares it with
+``helpers.attention_np`` and names the likely mistake; see ``helpers.checks``.
+"""
+
+import math
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+
+from helpers import attention_np as anp
+from helpers._validate import fmt
+from helpers.checks import _engine as ck
+from helpers.checks import _mistakes as mk
+
+__all__ = [
+    "check_attention_one_query",
+    "check_attention",
+    "check_scaled_dot_product_attention",
+    "check_shuffle_keys_and_values",
+]
+
+# --------------------------------------------------------------------------
+# check_attention_one_query (lesson 01)
+# --------------------------------------------------------------------------
+
+_FORGOT_1_OVER_Z = (
+    "your weights do not sum to 1: you forgot the 1/Z. Divide each exp(score_s) "
+    "by Z = sum_j exp(score_j), in the weights and in y = sum_s (1/Z) "
+    "exp(score_s) v_s"
+)
+_Y_FORGOT_1_OVER_Z = (
+    "your weights are right but y is not: you forgot the 1/Z in "
+    "y = sum_s (1/Z) exp(score_s) v_s (or use y = weights @ V)"
+)
+_Z_SHIFTED = (
+    "your Z is sum_j exp(score_j - max score), the normaliser after subtracting "
+    "the max. Return the normaliser of the scores themselves, Z = sum_j "
+    "exp(score_j) (the shifted sum times exp(max score))"
+)
+_Z_ONE = (
+    "your Z is 1, the sum of the weights after normalising. Return the sum before "
+    "dividing: Z = sum_j exp(score_j)"
+)
+_Z_UNSCALED = (
+    "your Z is computed from unscaled scores: Z = sum_j exp(score_j) with "
+    "score_j = <q, k_j> / sqrt(d_k), the same scores as the weights"
+)
+_Y_WRONG_AXIS = (
+    "your y has one entry per key: you summed weights[s] * v_s over the feature "
+    "axis (axis 1) instead of over the keys (axis 0). y = sum_s weights[s] * V[s] "
+    "= weights @ V has d_v entries"
+)
+_Y_FROM_K = (
+    "your y is a weighted sum of the keys K instead of the values V: "
+    "y = sum_s weights[s] * V[s]"
+)
+
+
+def _one_query_variant(
+    q,
+    K,
+    V,
+    scale=None,
+    *,
+    scale_rule="right",
+    weights_normalised=True,
+    y_normalised=True,
+    z="true",
+    y_from="V",
+    y_axis=0,
+    use_exp=True,
+):
+    """attention_one_query with one of the common mistakes switched on."""
+    scores = K @ q * mk.pick_scale(scale, scale_rule, q, K, V)  # (m,)
+    e = np.exp(scores) if use_exp else scores
+    Z = e.sum()
+    weights = e / Z if weights_normalised else e
+    values = V if y_from == "V" else K
+    y = ((e / Z if y_normalised else e)[:, None] * values).sum(axis=y_axis)
+    Z = {
+        "true": np.exp(scores).sum(),  # even without exp in the weights
+        "shifted": np.exp(scores - scores.max()).sum(),
+        "one": 1.0,
+        "unscaled": np.exp(K @ q).sum(),
+    }[z]
+    return y, weights, Z
+
+
+def _one_query_cases(rng):
+    cases = []
+    for d_k, m, d_v, scale in [
+        (4, 6, 5, None),
+        (3, 5, 2, None),
+        (8, 3, 7, 0.5),
+        (2, 1, 3, None),
+    ]:
+        cases.append(
+            ck.make_case(
+                ("q", "K", "V"),
+                rng.normal(size=d_k),
+                rng.normal(size=(m, d_k)),
+                rng.normal(size=(m, d_v)),
+                scale=scale,
+                sizes={"m": m, "d_k": d_k, "d_v": d_v},
+                facts={"sqrt_d_k": math.sqrt(d_k), "scale": scale},
+            )
+        )
+    return cases
+
+
+def _diagnose_one_query(case, got, expected):
+    y, weights, Z = got
+    if not np.isclose(weights.sum(), 1.0):
+        return _FORGOT_1_OVER_Z
+    if ck.same(y, expected[0]) and ck.same(weights, expected[1]):
+        return (
+            f"your y and weights are right but Z is {ck.num(Z)}; it should be "
+            f"Z = sum_j exp(score_j) = {ck.num(expected[2])}, the sum of the "
+            "exponentials before dividing"
+        )
+    return None
+
+
+def check_attention_one_query(fn, *, seed=0):
+    """Check ``fn(q, K, V, scale=None) -> (y, weights, Z)`` for one query.
+
+    Cases: m != d_k != d_v, an explicit ``scale``, and a single key (m = 1).
+    """
+
+    def v(**mistake):
+        return partial(_one_query_variant, **mistake)
+
+    variants = [
+        (mk.NO_SCALE, v(scale_rule="none")),
+        (mk.SCALE_D_K, v(scale_rule="d_k")),
+        (mk.SCALE_D_V, v(scale_rule="d_v")),
+        (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+        (mk.SCALE_TIMES_SQRT, v(scale_rule="times_sqrt")),
+        (mk.SCALE_M, v(scale_rule="m")),
+        (mk.NO_EXP, v(use_exp=False)),
+        (_FORGOT_1_OVER_Z, v(weights_normalised=False, y_normalised=False)),
+        (_FORGOT_1_OVER_Z, v(weights_normalised=False)),
+        (_Y_FORGOT_1_OVER_Z, v(y_normalised=False)),
+        (_Z_SHIFTED, v(z="shifted")),
+        (_Z_ONE, v(z="one")),
+        (_Z_UNSCALED, v(z="unscaled")),
+        (_Y_WRONG_AXIS, v(y_axis=1)),
+        (_Y_FROM_K, v(y_from="K")),
+    ]
+    outputs = (
+        ck.Out("y", "(d_v,)", "y = sum_s weights[s] * V[s] sums over the keys."),
+        ck.Out("weights", "(m,)", "One weight per key."),
+        ck.Out("Z", "()", "Z is a single number, sum_j exp(score_j)."),
+    )
+    return ck.run(
+        "check_attention_one_query",
+        fn,
+        _one_query_cases(np.random.default_rng(seed)),
+        anp.attention_one_query,
+        outputs,
+        variants,
+        _diagnose_one_query,
+        signature="attention_one_query(q, K, V, scale=None)",
+        hint="the shapes are q (d_k,), K (m, d_k), V (m, d_v); the scores "
+        "K @ q are (m,) and y = weights @ V is (d_v,)",
+    )
+
+
+# --------------------------------------------------------------------------
+# check_attention (lesson 02, exercise 1) and
+# check_scaled_dot_product_attention (masks, scale, fully masked rows)
+# --------------------------------------------------------------------------
+
+
+def _sdpa_variant(
+    Q,
+    K,
+    V,
+    mask=None,
+    scale=None,
+    *,
+    scale_rule="right",
+    axis=-1,
+    mask_mode="before",
+    softmax=None,
+    transpose_output=False,
+):
+    """scaled_dot_product_attention with one of the common mistakes switched on."""
+    scale = mk.pick_scale(scale, scale_rule, Q, K, V)
+    scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n, m)
+    if softmax is not None:  # a softmax without the right max subtraction
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        weights = softmax(scores, axis)
+    else:
+        weights = mk.masked_softmax(scores, mask, mask_mode, axis)
+    output = weights @ V  # (..., n, d_v)
+    return (np.swapaxes(output, -1, -2) if transpose_output else output), weights
+
+
+def _random_mask(rng, shape):
+    """A boolean mask whose every row has at least one True and one False."""
+    mask = rng.random(shape) < 0.5
+    m = shape[-1]
+    first = rng.integers(m, size=shape[:-1])[..., None]
+    second = (first + 1 + rng.integers(m - 1, size=shape[:-1])[..., None]) % m
+    np.put_along_axis(mask, first, True, axis=-1)
+    np.put_along_axis(mask, second, False, axis=-1)
+    return mask
+
+
+def _attention_case(
+    rng, batch, n, m, d_k, d_v, size=1.0, mask=None, scale=None, note=""
+):
+    Q = rng.normal(size=batch + (n, d_k)) * size
+    K = rng.normal(size=batch + (m, d_k)) * size
+    V = rng.normal(size=batch + (m, d_v))
+    chosen = 1 / math.sqrt(d_k) if scale is None else scale
+    sizes = {"n": n, "m": m, "d_k": d_k, "d_v": d_v}
+    if batch:
+        sizes["batch"] = batch[0]
+    facts = {
+        "sqrt_d_k": math.sqrt(d_k),
+        "scale": scale,
+        "max_score": float(np.abs(Q @ np.swapaxes(K, -1, -2) * chosen).max()),
+    }
+    return ck.make_case(
+        ("Q", "K", "V"),
+        Q,
+        K,
+        V,
+        mask=mask,
+        scale=scale,
+        sizes=sizes,
+        facts=facts,
+        large=size > 1,
+        note=note or (f"scores up to {facts['max_score']:.0f}" if size > 1 else ""),
+    )
+
+
+def _scale_and_axis_variants():
+    v = partial(partial, _sdpa_variant)
+    return [
+        (mk.COLUMNS_SUM_TO_1, v(axis=-2)),
+        (mk.BATCH_AXIS.replace("{a}", "0"), v(axis=0)),
+        (mk.NO_SCALE, v(scale_rule="none")),
+        (mk.SCALE_D_K, v(scale_rule="d_k")),
+        (mk.SCALE_D_V, v(scale_rule="d_v")),
+        (mk.OUTPUT_TRANSPOSED, v(transpose_output=True)),
+        (mk.SCALE_TIMES_SQRT, v(scale_rule="times_sqrt")),
+        (mk.SCALE_N, v(scale_rule="n")),
+        (mk.SCALE_M, v(scale_rule="m")),
+    ]
+
+
+def _softmax_slip_variants():
+    """Slips inside a hand-written softmax; listed last, after the mask mistakes."""
+    v = partial(partial, _sdpa_variant)
+    slip = partial(partial, mk.shifted_softmax)
+    return [
+        (mk.MAX_AXIS, v(softmax=slip(max_axis=-2))),
+        (mk.EXP_SIGN, v(softmax=slip(sign=-1))),
+        (mk.NO_EXP, v(softmax=slip(use_exp=False))),
+        (mk.NO_EXP, v(softmax=mk.no_exp_softmax)),
+    ]
+
+
+_ATTENTION_OUTPUTS = (
+    ck.Out("output", "(..., n, d_v)", "output = weights @ V: (n, m) @ (m, d_v)."),
+    ck.Out("weights", "(..., n, m)", "One row per query, one column per key."),
+)
+_FLOAT64_TRAP = (
+    "your `{name}` is {got} but Q, K and V were {want}: something turned them into "
+    "float64. Usually it is np.sqrt of d_k, a NumPy float64 scalar that promotes "
+    "float32 arrays in NumPy 2 (lesson 02, section 2); divide by math.sqrt(d_k), "
+    "a plain Python float, instead"
+)
+
+
+def _keep_input_dtype(case, got):
+    """The float64 trap: a float32 input must give float32 outputs."""
+    want = case.args[0].dtype
+    for out, array in zip(_ATTENTION_OUTPUTS, got, strict=True):
+        if array.dtype != want:
+            return _FLOAT64_TRAP.format(
+                name=out.name, got=array.dtype.name, want=want.name
+            )
+    return None
+
+
+def check_attention(fn, *, seed=0):
+    """Check ``fn(Q, K, V) -> (output, weights)``, scaled by 1/sqrt(d_k).
+
+    Q (..., n, d_k), K (..., m, d_k), V (..., m, d_v), any leading batch axes.
+    No mask and no large scores. Cases: n != m and d_v != d_k, one and two batch
+    axes, a single query, and float32 inputs, whose outputs must stay float32.
+    """
+    rng = np.random.default_rng(seed)
+    cases = [
+        _attention_case(rng, (), 4, 6, 3, 5),
+        _attention_case(rng, (2,), 3, 5, 4, 6),
+        _attention_case(rng, (2, 3), 4, 5, 6, 2),
+        _attention_case(rng, (), 1, 7, 5, 3, note="one query"),
+    ]
+    f32 = _attention_case(rng, (2,), 3, 6, 4, 5, note="float32 inputs")
+    cases.append(replace(f32, args=tuple(a.astype(np.float32) for a in f32.args)))
+    return ck.run(
+        "check_attention",
+        fn,
+        cases,
+        anp.scaled_dot_product_attention,
+        _ATTENTION_OUTPUTS,
+        _scale_and_axis_variants() + _softmax_slip_variants(),
+        mk.diagnose_weights,
+        signature="attention(Q, K, V)",
+        hint=mk.PRODUCT_ORDER_HINT,
+        inspect=_keep_input_dtype,
+    )
+
+
+def check_scaled_dot_product_attention(fn, *, seed=0):
+    """Check ``fn(Q, K, V, mask=None, scale=None) -> (output, weights)``.
+
+    Cases: n != m and d_v != d_k, a batch axis, an explicit ``scale``, large
+    scores, a random mask, and a mask with a fully masked row.
+    """
+    rng = np.random.default_rng(seed)
+    fully_masked = _random_mask(rng, (4, 5))
+    fully_masked[1] = False  # query 1 may attend to nothing
+    cases = [
+        _attention_case(rng, (), 4, 6, 3, 5),
+        _attention_case(rng, (2,), 3, 5, 4, 6),
+        _attention_case(rng, (), 3, 4, 5, 2, scale=0.3),
+        _attention_case(rng, (), 3, 5, 4, 3, size=40.0),
+        _attention_case(rng, (2,), 4, 6, 3, 2, mask=_random_mask(rng, (2, 4, 6))),
+        _attention_case(
+            rng, (), 4, 5, 3, 2, mask=fully_masked, note="query 1 fully masked"
+        ),
+    ]
+    v = partial(partial, _sdpa_variant)
+    variants = (
+        _scale_and_axis_variants()
+        + [
+            (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+            (mk.MASK_AFTER, v(mask_mode="after")),
+            (mk.MASK_FLIPPED, v(mask_mode="flipped")),
+            (mk.MASK_ADDED, v(mask_mode="added")),
+            (mk.FULLY_MASKED_UNIFORM, v(mask_mode="fill")),
+            (mk.FULLY_MASKED_NAN, v(mask_mode="unguarded")),
+            (mk.NO_MAX, v(softmax=mk.naive_softmax)),  # after the line above: both nan
+            (mk.GLOBAL_MAX, v(softmax=mk.global_max_softmax)),
+        ]
+        + _softmax_slip_variants()
+    )
+    return ck.run(
+        "check_scaled_dot_product_attention",
+        fn,
+        cases,
+        anp.scaled_dot_product_attention,
+        _ATTENTION_OUTPUTS,
+        variants,
+        mk.diagnose_weights,
+        signature="scaled_dot_product_attention(Q, K, V, mask=None, scale=None)",
+        hint=mk.PRODUCT_ORDER_HINT,
+    )
+
+
+# --------------------------------------------------------------------------
+# check_shuffle_keys_and_values (lesson 02, exercise 3)
+# --------------------------------------------------------------------------
+
+
+def _shuffle_problem(K, V, K_sh, V_sh, perm):
+    """What is wrong with a shuffle of the (key, value) pairs, or None."""
+    m = K.shape[0]
+    if perm.dtype.kind not in "iu":
+        return (
+            "perm must hold integer row numbers (rng.permutation(m) gives them); "
+            f"yours has dtype {perm.dtype}"
+        )
+    if perm.shape != (m,) or sorted(perm.tolist()) != list(range(m)):
+        return (
+            f"perm must be a permutation of 0 .. m - 1 = {m - 1}, shape ({m},): "
+            f"perm = rng.permutation(K.shape[0]); yours has shape {fmt(perm.shape)}"
+        )
+    if (perm == np.arange(m)).all():
+        return "your perm is 0, 1, 2, ...: that permutation changes nothing"
+    for name, got, rows in (("K_shuffled", K_sh, K), ("V_shuffled", V_sh, V)):
+        if got.shape != rows.shape:
+            return f"`{name}` has shape {fmt(got.shape)}; it must be {fmt(rows.shape)}"
+    if ck.same(K_sh, K) and ck.same(V_sh, V):
+        return "K and V come back unshuffled: return K[perm], V[perm]"
+    if ck.same(K_sh, K[perm]) and ck.same(V_sh, V):
+        return (
+            "you shuffled the keys but not the values: each key must keep its own "
+            "value, so index both with the same perm, K[perm] and V[perm]"
+        )
+    if ck.same(K_sh, K[perm]) and not ck.same(V_sh, V[perm]):
+        return (
+            "V_shuffled is not V[perm]: did you draw a second permutation for V? "
+            "Use the same perm for both, so each (key, value) pair stays together"
+        )
+    inverse = np.argsort(perm)
+    if ck.same(K_sh, K[inverse]) and ck.same(V_sh, V[inverse]):
+        return (
+            "you returned the inverse of perm (K_shuffled[perm] == K): "
+            "return K[perm], V[perm] with the perm you return"
+        )
+    if not ck.same(K_sh, K[perm]):
+        return "K_shuffled must be K[perm], the rows of K in the order perm gives"
+    return None
+
+
+def _attention_unchanged(Q, K, V, K_sh, V_sh, perm):
+    """None if attention is unchanged by the shuffle and changed by keys alone."""
+    output, weights = anp.scaled_dot_product_attention(Q, K, V)
+    output_sh, weights_sh = anp.scaled_dot_product_attention(Q, K_sh, V_sh)
+    keys_only, _ = anp.scaled_dot_product_attention(Q, K_sh, V)
+    if not (ck.same(output_sh, output) and ck.same(weights_sh, weights[:, perm])):
+        return "attention's output changed after your shuffle: K[perm], V[perm]"
+    if ck.same(keys_only, output):
+        return "shuffling the keys alone did not change the output: shuffle again"
+    return None
+
+
+def check_shuffle_keys_and_values(fn, *, seed=0):
+    """Check ``fn(K, V, rng) -> (K_shuffled, V_shuffled, perm)``.
+
+    The checker draws Q, K, V (m != d_k != d_v) and the ``rng``; then asserts that
+    perm is a real permutation, the rows moved together, attention's output is
+    unchanged, each weight moved with its key, and shuffling keys alone changes
+    the output.
+    """
+    name = "check_shuffle_keys_and_values"
+    ck.require_function(name, fn)
+    rng = np.random.default_rng(seed)
+    cases = []
+    for n, m, d_k, d_v, draw in [(4, 6, 3, 5, 3), (2, 9, 4, 2, 7)]:
+        Q, K, V = (rng.normal(size=s) for s in ((n, d_k), (m, d_k), (m, d_v)))
+        case = ck.make_case(("K", "V", "rng"), K, V, np.random.default_rng(draw))
+        cases.append((Q, case))
+    outputs = tuple(ck.Out(x, "") for x in ("K_shuffled", "V_shuffled", "perm"))
+    for number, (Q, case) in enumerate(cases, 1):
+        K, V = case.args[:2]
+        where = f"case {number} of {len(cases)}: {case.label}"
+        got = ck.to_arrays(
+            ck.call(name, fn, case, "shuffle_keys_and_values(K, V, rng)", ""),
+            outputs,
+            fn,
+        )
+        message = (
+            got if isinstance(got, str) else ck.quietly(_shuffle_problem, K, V, *got)
+        )
+        if message is None:
+            message = ck.quietly(_attention_unchanged, Q, K, V, *got)
+        if message is not None:
+            raise ck.CheckFailed(name, message, where, ck.defined_at(fn))
+    print(
+        f"✓ {name}: {len(cases)} cases passed; the output is unchanged when (key, "
+        "value) pairs move together, and changes when the keys move alone"
+    )
+    return True

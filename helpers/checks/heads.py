@@ -1,0 +1,278 @@
+"""Checkers for multi-head attention: lesson 07.
+
+Each ``check_*`` runs the learner's function on seeded cases, compares it with
+``helpers.attention_np`` and names the likely mistake; see ``helpers.checks``.
+"""
+
+import math
+from functools import partial
+
+import numpy as np
+
+from helpers import attention_np as anp
+from helpers.checks import _engine as ck
+from helpers.checks import _mistakes as mk
+
+__all__ = ["check_split_heads", "check_multi_head_attention"]
+
+# --------------------------------------------------------------------------
+# check_split_heads
+# --------------------------------------------------------------------------
+
+_SPLIT_NO_TRANSPOSE = (
+    "you reshaped straight to (batch, num_heads, n, d_k) without the "
+    "transpose: the shape is right, but each head now holds pieces of several "
+    "tokens. Reshape to (batch, n, num_heads, d_k) first, then swap axes 1 "
+    "and 2: x.reshape(batch, n, num_heads, d_k).transpose(0, 2, 1, 3)"
+)
+_SPLIT_INTERLEAVED = (
+    "your heads are interleaved: head h got features h, h + num_heads, "
+    "h + 2 * num_heads, ... Each head takes a contiguous block of "
+    "d_k = d_model / num_heads features: reshape to "
+    "(batch, n, num_heads, d_k), not (batch, n, d_k, num_heads)"
+)
+
+
+def _split_cases(rng):
+    cases = []
+    for batch, n, d_model, num_heads in [
+        (2, 5, 12, 3),
+        (1, 4, 6, 2),
+        (3, 2, 8, 4),
+        (2, 3, 5, 1),
+    ]:
+        d_k = d_model // num_heads
+        sizes = {
+            "batch": batch,
+            "n": n,
+            "d_model": d_model,
+            "num_heads": num_heads,
+            "d_k": d_k,
+        }
+        x = rng.normal(size=(batch, n, d_model))
+        cases.append(ck.make_case(("x", "num_heads"), x, num_heads, sizes=sizes))
+    return cases
+
+
+def check_split_heads(fn, *, seed=0):
+    """Check ``fn(x, num_heads)``: (batch, n, d_model) -> (batch, H, n, d_k).
+
+    Cases: three or more distinct sizes, one sequence, and a single head.
+    """
+
+    def no_transpose(x, num_heads):
+        batch, n, d_model = x.shape
+        return x.reshape(batch, num_heads, n, d_model // num_heads)
+
+    def interleaved(x, num_heads):
+        batch, n, d_model = x.shape
+        return x.reshape(batch, n, d_model // num_heads, num_heads).transpose(
+            0, 3, 1, 2
+        )
+
+    return ck.run(
+        "check_split_heads",
+        fn,
+        _split_cases(np.random.default_rng(seed)),
+        anp.split_heads,
+        (
+            ck.Out(
+                "result",
+                "(batch, num_heads, n, d_k)",
+                "split_heads cuts d_model into num_heads blocks of d_k features "
+                "and moves the head axis in front of n.",
+            ),
+        ),
+        [(_SPLIT_NO_TRANSPOSE, no_transpose), (_SPLIT_INTERLEAVED, interleaved)],
+        signature="split_heads(x, num_heads)",
+        hint="reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2",
+    )
+
+
+# --------------------------------------------------------------------------
+# check_multi_head_attention
+# --------------------------------------------------------------------------
+
+_MHA_SCALE_D_MODEL = (
+    "you scaled the scores by sqrt(d_model) = sqrt({d_model}); each head attends "
+    "with its own key size, the per-head d_k = d_model / num_heads = {d_k}: "
+    "divide by math.sqrt(d_k)"
+)
+_MHA_SCALE_D_MODEL_NO_SQRT = (
+    "you divided the scores by d_model = {d_model}; divide by the square root of "
+    "the per-head d_k = d_model / num_heads = {d_k}: math.sqrt(d_k)"
+)
+_MHA_SCALE_D_K = (
+    "you divided the scores by the per-head d_k = {d_k}; divide by its square "
+    "root, math.sqrt(d_k)"
+)
+_MHA_SPLIT = (
+    "your heads are split without the transpose: reshaping (batch, n, d_model) "
+    "straight to (batch, num_heads, n, d_k) mixes tokens inside each head. "
+    "Reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2"
+)
+_MHA_MERGE = (
+    "your heads are merged without the transpose: swap axes 1 and 2 back, "
+    "(batch, num_heads, n, d_k) -> (batch, n, num_heads, d_k), before reshaping "
+    "to (batch, n, d_model)"
+)
+_MHA_NO_W_O = (
+    "your output skips the output projection: multiply the merged heads by W_O, "
+    "output = merge_heads(heads) @ W_O"
+)
+_MHA_W_TRANSPOSED = (
+    "you applied the projection matrices transposed (X @ W.T); this course "
+    "applies them as X @ W_Q, kv @ W_K, kv @ W_V and merged @ W_O"
+)
+_MHA_AVERAGED = (
+    "you returned the weights averaged over the heads, (batch, n, m); return "
+    "every head's weights, shape (batch, num_heads, n, m)"
+)
+_MHA_KV_IGNORED = (
+    "kv was given (cross-attention) but your keys and values come from X: "
+    "K = kv @ W_K and V = kv @ W_V, while Q = X @ W_Q. Use X only when kv is None"
+)
+
+
+def _mha_variant(
+    X,
+    W_Q,
+    W_K,
+    W_V,
+    W_O,
+    num_heads,
+    mask=None,
+    kv=None,
+    *,
+    divide_by="sqrt_d_k",
+    split_transpose=True,
+    merge_transpose=True,
+    mask_mode="before",
+    use_kv=True,
+    use_W_O=True,
+    transpose_W=False,
+    average_heads=False,
+):
+    """multi_head_attention with one of the common mistakes switched on."""
+    if transpose_W:
+        W_Q, W_K, W_V, W_O = W_Q.T, W_K.T, W_V.T, W_O.T
+    source = kv if kv is not None and use_kv else X
+    batch, n, d_model = X.shape
+    d_k = d_model // num_heads
+
+    def split(x):  # (batch, length, d_model) -> (batch, H, length, d_k)
+        if split_transpose:
+            return anp.split_heads(x, num_heads)
+        return x.reshape(batch, num_heads, x.shape[1], d_k)
+
+    Q, K, V = split(X @ W_Q), split(source @ W_K), split(source @ W_V)
+    divisor = {
+        "sqrt_d_k": math.sqrt(d_k),
+        "sqrt_d_model": math.sqrt(d_model),
+        "d_model": d_model,
+        "d_k": d_k,
+        "one": 1.0,
+    }[divide_by]
+    scores = Q @ np.swapaxes(K, -1, -2) / divisor  # (batch, H, n, m)
+    weights = mk.masked_softmax(scores, mask, mask_mode)
+    heads = weights @ V  # (batch, H, n, d_k)
+    if merge_transpose:
+        merged = anp.merge_heads(heads)
+    else:
+        merged = heads.reshape(batch, n, d_model)
+    output = merged @ W_O if use_W_O else merged  # (batch, n, d_model)
+    return output, (weights.mean(axis=1) if average_heads else weights)
+
+
+def _mha_cases(rng):
+    def case(batch, n, d_model, num_heads, m=None, mask=None, note=""):
+        X = rng.normal(size=(batch, n, d_model))
+        kv = None if m is None else rng.normal(size=(batch, m, d_model))
+        W_Q, W_K, W_V, W_O = (
+            rng.normal(size=(d_model, d_model)) / math.sqrt(d_model) for _ in range(4)
+        )
+        d_k = d_model // num_heads
+        sizes = {"batch": batch, "n": n, "m": n if m is None else m}
+        sizes.update(d_model=d_model, num_heads=num_heads, d_k=d_k)
+        return ck.make_case(
+            ("X", "W_Q", "W_K", "W_V", "W_O", "num_heads"),
+            X,
+            W_Q,
+            W_K,
+            W_V,
+            W_O,
+            num_heads,
+            mask=mask,
+            kv=kv,
+            sizes=sizes,
+            note=note,
+        )
+
+    return [
+        case(2, 5, 12, 3),
+        case(1, 4, 6, 2, mask=anp.causal_mask(4)),
+        case(2, 3, 8, 4, m=5, note="cross-attention"),
+        case(
+            2,
+            4,
+            8,
+            2,
+            m=6,
+            mask=anp.padding_mask(np.array([6, 3]), 6),
+            note="cross-attention with padding",
+        ),
+        case(1, 3, 4, 1),
+    ]
+
+
+def check_multi_head_attention(fn, *, seed=0):
+    """Check ``fn(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None)``.
+
+    It must return (output (batch, n, d_model), weights (batch, num_heads, n, m)).
+    Cases: self-attention, a causal mask, cross-attention (kv) with and without
+    a padding mask, and a single head.
+    """
+
+    def v(**mistake):
+        return partial(_mha_variant, **mistake)
+
+    variants = [
+        (_MHA_SCALE_D_MODEL, v(divide_by="sqrt_d_model")),
+        (_MHA_SCALE_D_MODEL_NO_SQRT, v(divide_by="d_model")),
+        (_MHA_SCALE_D_K, v(divide_by="d_k")),
+        (mk.NO_SCALE, v(divide_by="one")),
+        (_MHA_SPLIT, v(split_transpose=False)),
+        (_MHA_SPLIT, v(split_transpose=False, merge_transpose=False)),
+        (_MHA_MERGE, v(merge_transpose=False)),
+        (_MHA_NO_W_O, v(use_W_O=False)),
+        (_MHA_W_TRANSPOSED, v(transpose_W=True)),
+        (mk.MASK_AFTER, v(mask_mode="after")),
+        (mk.MASK_FLIPPED, v(mask_mode="flipped")),
+        (mk.MASK_ADDED, v(mask_mode="added")),
+        (_MHA_AVERAGED, v(average_heads=True)),
+        (_MHA_KV_IGNORED, v(use_kv=False)),
+    ]
+    outputs = (
+        ck.Out("output", "(batch, n, d_model)", "The merged heads go through W_O."),
+        ck.Out(
+            "weights",
+            "(batch, num_heads, n, m)",
+            "Return every head's weights, one row per query, one column per key.",
+        ),
+    )
+    return ck.run(
+        "check_multi_head_attention",
+        fn,
+        _mha_cases(np.random.default_rng(seed)),
+        anp.multi_head_attention,
+        outputs,
+        variants,
+        mk.diagnose_weights,
+        signature="multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, "
+        "mask=None, kv=None)",
+        hint="Q = X @ W_Q is (batch, n, d_model); split it into "
+        "(batch, num_heads, n, d_k) by reshaping to (batch, n, num_heads, d_k) and "
+        "swapping axes 1 and 2. K and V come from kv (X when kv is None), so they "
+        "have m rows. Per head, scores = Q @ np.swapaxes(K, -1, -2) is "
+        "(batch, num_heads, n, m)",
+    )

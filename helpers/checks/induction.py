@@ -1,0 +1,207 @@
+"""Checkers for lesson 11's exercises: the scores that find induction heads.
+
+Each checker runs the learner's function on fresh random attention weights
+(causal, rows summing to 1) and compares it with ``helpers.induction``. On a
+mismatch it tries the usual mistakes, each written out below as a function,
+and names the one that matches.
+"""
+
+import numpy as np
+
+from helpers import induction
+from helpers.checks._engine import CheckFailed
+
+
+def _causal_weights(rng, batch, num_heads, n):
+    """Random causal attention weights (batch, num_heads, n, n), rows sum to 1."""
+    scores = rng.normal(scale=2.0, size=(batch, num_heads, n, n))
+    scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True)
+
+
+def _cases(rng):
+    """(weights, lengths) pairs: one and several heads, batch 1 and more."""
+    cases = []
+    for batch, num_heads, n, low, high in [
+        (1, 1, 8, 3, 4),
+        (4, 2, 32, 8, 16),
+        (3, 3, 20, 2, 10),
+    ]:
+        lengths = rng.integers(low, high + 1, size=batch)
+        cases.append((_causal_weights(rng, batch, num_heads, n), lengths))
+    return cases
+
+
+def _call(fn, args, name):
+    """The learner's result as a float array, or a CheckFailed that says why not."""
+    try:
+        got = fn(*args)
+    except NotImplementedError:
+        raise CheckFailed(
+            name,
+            "is not implemented yet: replace the `raise NotImplementedError(...)` "
+            "line with your code",
+        ) from None
+    except Exception as error:  # the learner's code raised: report it, do not crash
+        raise CheckFailed(
+            name,
+            f"raised {type(error).__name__}: {error}. Run it on a small example "
+            "first; the hint above shows the indexing.",
+        ) from None
+    if got is None:
+        raise CheckFailed(name, "returned None: did you forget `return`?")
+    if isinstance(got, str | bytes):
+        raise CheckFailed(name, f"returned the text {got!r}, not an array of numbers")
+    if hasattr(got, "detach"):  # a torch tensor, perhaps one that requires grad
+        got = got.detach().cpu().numpy()
+    try:
+        got = np.asarray(got)
+        if got.dtype.kind not in "biuf":
+            raise TypeError(got.dtype)
+        got = got.astype(np.float64)
+    except Exception:  # ragged lists, objects, complex numbers, ...
+        raise CheckFailed(
+            name, f"returned {type(got).__name__}, not an array of real numbers"
+        ) from None
+    return got
+
+
+def _compare(got, expected, variants, name):
+    """None if ``got`` is right, else the diagnosis of the closest mistake."""
+    if got.shape != expected.shape:
+        return (
+            f"{name} returned shape {got.shape}; expected {expected.shape}, one score "
+            "per head. Average over the batch and the positions, not over the heads."
+        )
+    if not np.isfinite(got).all():
+        return f"{name} returned NaN or inf: {got}"
+    if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+        return None
+    for wrong, message in variants:
+        if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-6, atol=1e-9):
+            return message
+    return f"{name} returned {np.round(got, 4)}; expected {np.round(expected, 4)}."
+
+
+def _prefix_variants(weights, lengths):
+    """The usual mistakes in the prefix-matching score, with their diagnoses."""
+
+    def picked(shift, first=0, last=0):
+        parts = []
+        for b, p in enumerate(lengths.tolist()):
+            i = np.arange(p + first, 2 * p + last)
+            parts.append(weights[b][:, i, i - p + shift])
+        return parts
+
+    def pooled(parts):
+        return np.concatenate(parts, axis=-1).mean(-1)
+
+    return [
+        (
+            pooled(picked(0)),
+            "You measured attention to position i - P, the earlier copy of the same "
+            "token. The induction head looks one further: i - P + 1, the token that "
+            "came next.",
+        ),
+        (
+            np.mean([part.mean(-1) for part in picked(1)], axis=0),
+            "You averaged each sequence first, then the sequences: every "
+            "(sequence, position) pair should count once: pool them, then one mean.",
+        ),
+        (
+            pooled(picked(1, last=-1)),
+            "You left out the last position of the second copy, i = 2P - 1: the range "
+            "is P <= i <= 2P - 1, so np.arange(p, 2 * p).",
+        ),
+        (
+            pooled(picked(1, first=1)),
+            "You left out the first position of the second copy, i = P.",
+        ),
+    ]
+
+
+def check_prefix_matching_score(fn, *, seed=0):
+    """Check a learner's prefix_matching_score(weights, lengths) -> (num_heads,)."""
+    rng = np.random.default_rng(seed)
+    for weights, lengths in _cases(rng):
+        expected = induction.prefix_matching_score(weights, lengths)
+        got = _call(fn, (weights.copy(), lengths.copy()), "my_prefix_matching_score")
+        problem = _compare(
+            got,
+            expected,
+            _prefix_variants(weights, lengths),
+            "my_prefix_matching_score",
+        )
+        if problem:
+            raise CheckFailed(
+                "check_prefix_matching_score",
+                problem,
+                f"weights {weights.shape}, lengths {lengths.tolist()}",
+            )
+    print("✓ my_prefix_matching_score matches helpers.induction on 3 random cases")
+    return True
+
+
+def _previous_variants(weights):
+    """The usual mistakes in the previous-token score, with their diagnoses."""
+    n = weights.shape[-1]
+    diagonal = np.diagonal(weights, axis1=-2, axis2=-1)  # (batch, H, n)
+    below = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1)  # (batch, H, n - 1)
+    return [
+        (
+            diagonal.mean(axis=(0, 2)),
+            "You measured the diagonal, a_{i,i}: attention to the token itself. The "
+            "previous token is one below it: offset=-1.",
+        ),
+        (
+            np.zeros(weights.shape[1]),
+            "You read the entries above the diagonal (offset=+1): a causal head never "
+            "attends there, so they are all 0. Use offset=-1.",
+        ),
+        (
+            below.sum(-1).mean(0) / n,
+            "You divided by n, but there are only n - 1 previous-token pairs per "
+            "sequence: position 0 has no previous token (and index i - 1 = -1 "
+            "wraps around to the last column, which a causal head never attends).",
+        ),
+    ]
+
+
+def check_previous_token_score(fn, *, seed=0):
+    """Check a learner's previous_token_score(weights) -> (num_heads,)."""
+    rng = np.random.default_rng(seed)
+    for weights, _ in _cases(rng):
+        expected = induction.previous_token_score(weights)
+        got = _call(fn, (weights.copy(),), "my_previous_token_score")
+        problem = _compare(
+            got, expected, _previous_variants(weights), "my_previous_token_score"
+        )
+        if problem:
+            raise CheckFailed(
+                "check_previous_token_score", problem, f"weights {weights.shape}"
+            )
+    print("✓ my_previous_token_score matches helpers.induction on 3 random cases")
+    return True
+
+
+def check_prediction(fn):
+    """Call a learner's ``predict() -> bool`` and return its answer, checked."""
+    name = "check_prediction"
+    try:
+        answer = fn()
+    except NotImplementedError:
+        raise CheckFailed(
+            name,
+            "your prediction is not implemented yet: replace the `raise "
+            "NotImplementedError(...)` line with `return True` or `return False`",
+        ) from None
+    except Exception as error:
+        kind = type(error).__name__
+        raise CheckFailed(name, f"your function raised {kind}: {error}") from None
+    if not isinstance(answer, bool | np.bool_):
+        raise CheckFailed(
+            name,
+            f"return True or False (a bool); got {answer!r} ({type(answer).__name__})",
+        )
+    return bool(answer)

@@ -1,0 +1,181 @@
+"""Checkers for the mask exercises of lesson 05.
+
+Each ``check_*`` runs the learner's function, compares it with
+``helpers.attention_np`` and names the likely mistake; see ``helpers.checks``.
+"""
+
+import numpy as np
+
+from helpers import attention_np as anp
+from helpers.checks import _engine as ck
+
+__all__ = ["check_causal_mask", "check_zero_weights"]
+
+# --------------------------------------------------------------------------
+# check_causal_mask (lesson 05, exercise 1)
+# --------------------------------------------------------------------------
+
+_CAUSAL_FLIPPED = (
+    "your mask polarity is flipped: True must mean 'may attend', so query i sees "
+    "key j exactly when j <= i + (m - n). Yours is True on the blocked (future) "
+    "keys: negate it with ~"
+)
+_CAUSAL_TRIU = (
+    "you kept the upper triangle (np.triu): a query may attend to the keys at or "
+    "before its own position, the lower triangle (np.tril), diagonal included"
+)
+_CAUSAL_UPPER_LEFT = (
+    "with n={n} queries and m={m} keys the mask must be aligned lower-right, so "
+    "that the last query sees every key (as with a KV cache: the n new queries "
+    "follow m - n earlier keys). Yours is aligned upper-left: use "
+    "np.tril(..., k=m - n), here k={k}"
+)
+_CAUSAL_K_SIGN = (
+    "you shifted the diagonal the wrong way: query i sees key j when "
+    "j <= i + (m - n), so k = m - n = {k}, not n - m"
+)
+_CAUSAL_NO_DIAGONAL = (
+    "your mask leaves out the diagonal: a query may attend to its own position "
+    "too, so query i sees key j when j <= i + (m - n), not j < i + (m - n)"
+)
+_CAUSAL_SQUARE = (
+    "your mask is (n, n) = ({n}, {n}) but it needs one column per key: "
+    "shape (n, m) = ({n}, {m})"
+)
+
+
+def _causal_cases():
+    return [
+        ck.make_case(
+            ("n", "m"),
+            n,
+            m,
+            sizes={"n": n, "m": m} if n != m else {},  # n == m names no axis
+            facts={"n": n, "m": m, "k": m - n},
+        )
+        for n, m in [(4, 4), (3, 5), (1, 4), (2, 6), (5, 3)]
+    ]
+
+
+def check_causal_mask(fn):
+    """Check ``fn(n, m) -> mask``, boolean (n, m), True = may attend, lower-right.
+
+    Cases: n == m, n < m (queries after cached keys), one query, and n > m.
+    """
+
+    def ones(n, m):
+        return np.ones((n, m), dtype=bool)
+
+    variants = [
+        (_CAUSAL_FLIPPED, lambda n, m: ~anp.causal_mask(n, m)),
+        (_CAUSAL_TRIU, lambda n, m: np.triu(ones(n, m))),
+        (_CAUSAL_TRIU, lambda n, m: np.triu(ones(n, m), k=m - n)),
+        (_CAUSAL_UPPER_LEFT, lambda n, m: np.tril(ones(n, m))),
+        (_CAUSAL_K_SIGN, lambda n, m: np.tril(ones(n, m), k=n - m)),
+        (_CAUSAL_SQUARE, lambda n, m: np.tril(ones(n, n))),
+        (_CAUSAL_NO_DIAGONAL, lambda n, m: np.tril(ones(n, m), k=m - n - 1)),
+    ]
+    return ck.run(
+        "check_causal_mask",
+        fn,
+        _causal_cases(),
+        anp.causal_mask,
+        (ck.Out("mask", "(n, m)", "One row per query, one column per key.", True),),
+        variants,
+        signature="causal_mask(n, m)",
+    )
+
+
+# --------------------------------------------------------------------------
+# check_zero_weights (lesson 05, exercise 3): predict where the weights are 0
+# --------------------------------------------------------------------------
+
+_ZERO_FULLY_MASKED = (
+    "sequence {b} has length 0, so every query of it may attend to no key: a fully "
+    "masked row gets all-zero weights (not uniform, not NaN), as torch's SDPA "
+    "does. Mark all of its (query, key) pairs True"
+)
+_ZERO_FLIPPED = (
+    "your prediction is flipped: True must mark the weights that are exactly zero "
+    "(the blocked keys), False the keys a query may attend to"
+)
+_ZERO_TRANSPOSED = (
+    "your prediction is transposed: rows are queries, columns are keys, so "
+    "[b, i, j] says whether query i's weight on key j is zero"
+)
+_ZERO_NO_PADDING = (
+    "you predicted the causal zeros only: keys at positions >= the sequence's "
+    "length are padding and get weight zero too (mask = padding & causal)"
+)
+_ZERO_NO_CAUSAL = (
+    "you predicted the padding zeros only: with the causal mask query i also gets "
+    "zero weight on every later key j > i"
+)
+
+
+def _zero_weights_problem(predicted, actual, causal_zero, padding_zero, lengths):
+    if predicted.shape != actual.shape:
+        return f"expected shape {actual.shape} (batch, n, m), got {predicted.shape}"
+    if (predicted == actual).all():
+        return None
+    checks = [
+        (_ZERO_FLIPPED, ~actual),
+        (_ZERO_TRANSPOSED, actual.transpose(0, 2, 1)),
+        (_ZERO_NO_PADDING, np.broadcast_to(causal_zero, actual.shape)),
+        (_ZERO_NO_CAUSAL, padding_zero),
+    ]
+    for message, wrong in checks:
+        if (predicted == wrong).all():
+            return message
+    for b, length in enumerate(lengths):
+        if length == 0 and not predicted[b].all():
+            return _ZERO_FULLY_MASKED.format(b=b)
+    for b, length in enumerate(lengths):
+        cells = np.argwhere(predicted[b] != actual[b]).tolist()
+        if cells:
+            return (
+                f"sequence {b} (length {length}): your prediction is wrong at "
+                f"(query, key) {cells}"
+            )
+    return None
+
+
+def check_zero_weights(fn, *, lengths=(4, 2, 0)):
+    """Check ``fn() -> bool (batch, n, n)``: where the weights are exactly zero.
+
+    The weights are those of self-attention with ``padding_mask(lengths, n) &
+    causal_mask(n)``, n = max(lengths) (the exercise: lengths 4, 2 and 0).
+    """
+    name = "check_zero_weights"
+    ck.require_function(name, fn)
+    n = max(lengths)
+    X = np.random.default_rng(8).standard_normal((len(lengths), 1, n, 4))
+    mask = anp.padding_mask(np.array(lengths), n) & anp.causal_mask(n)
+    _, w = anp.scaled_dot_product_attention(X, X, X, mask=mask)
+    actual = w[:, 0] == 0  # (batch, n, n)
+    causal_zero = ~anp.causal_mask(n)  # (n, n)
+    padding_zero = np.broadcast_to(
+        ~anp.padding_mask(np.array(lengths), n)[:, 0], actual.shape
+    )
+    case = ck.make_case((), note=f"padding lengths {tuple(lengths)} and a causal mask")
+    out = ck.Out("prediction", f"(batch, n, n) = {(len(lengths), n, n)}")
+    got = ck.to_arrays(
+        ck.call(name, fn, case, "predicted_zero_weights()", ""), (out,), fn
+    )
+    if isinstance(got, str):
+        message = got
+    elif got[0].dtype != np.bool_ and not np.isin(got[0], (0, 1)).all():
+        message = "return booleans (or 0/1): True where the weight is exactly zero"
+    else:
+        message = ck.quietly(
+            _zero_weights_problem,
+            got[0].astype(bool),
+            actual,
+            causal_zero,
+            padding_zero,
+            lengths,
+        )
+    if message is not None:
+        raise ck.CheckFailed(name, message, case.label, ck.defined_at(fn))
+    print(f"✓ {name}: every zero weight predicted, including the fully masked rows")
+    return True

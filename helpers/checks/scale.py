@@ -1,0 +1,168 @@
+"""Checkers for lesson 04 (why divide by sqrt(d_k)): the softmax's Jacobian and
+a temperature found by bisection.
+
+Each ``check_*`` runs the learner's function on seeded cases, compares it with
+a reference and names the likely mistake; see ``helpers.checks``.
+"""
+
+import math
+
+import numpy as np
+
+from helpers import attention_np as anp
+from helpers.checks import _engine as ck
+
+__all__ = ["check_softmax_jacobian", "check_find_temperature"]
+
+# --------------------------------------------------------------------------
+# check_softmax_jacobian (lesson 04, exercise 2)
+# --------------------------------------------------------------------------
+
+_JAC_NO_OUTER = (
+    "your Jacobian is only diag(a): the weights share one Z, so raising one score "
+    "also lowers every other weight. J = diag(a) - a a^T, np.diag(a) - np.outer(a, a)"
+)
+_JAC_ELEMENTWISE = (
+    "you subtracted a * a (elementwise, broadcast along the rows) instead of the "
+    "outer product a a^T: J[s, t] = a_s (delta_st - a_t), np.diag(a) - np.outer(a, a)"
+)
+_JAC_DIAGONAL_ONLY = (
+    "your Jacobian has only its diagonal a_s (1 - a_s); the off-diagonal entries "
+    "are -a_s a_t. J = np.diag(a) - np.outer(a, a)"
+)
+_JAC_SIGN = "your Jacobian has the wrong sign: J = diag(a) - a a^T, not a a^T - diag(a)"
+
+
+def _jacobian(a):
+    return np.diag(a) - np.outer(a, a)
+
+
+def check_softmax_jacobian(fn, *, seed=0):
+    """Check ``fn(a) -> J (m, m)``, the softmax Jacobian at the weights ``a`` (m,).
+
+    Cases: m = 2, 5 and 32 with weights from random scores, and a near one-hot a.
+    """
+    rng = np.random.default_rng(seed)
+    cases = [
+        ck.make_case(("a",), anp.softmax(3 * rng.standard_normal(m)), sizes={"m": m})
+        for m in (2, 5, 32)
+    ]
+    cases.append(
+        ck.make_case(
+            ("a",), anp.softmax(np.array([9.0, 0.0, -1.0])), note="near one-hot"
+        )
+    )
+    variants = [
+        (_JAC_NO_OUTER, np.diag),
+        (_JAC_ELEMENTWISE, lambda a: np.diag(a) - a * a),
+        (_JAC_DIAGONAL_ONLY, lambda a: np.diag(a - a * a)),
+        (_JAC_SIGN, lambda a: np.outer(a, a) - np.diag(a)),
+    ]
+
+    def diagnose(case, got, expected):
+        (J,) = got
+        if not np.allclose(J.sum(axis=1), 0.0):
+            return (
+                "the rows of your J do not sum to 0, but they must: the weights "
+                "always sum to 1, so moving the scores cannot change their total"
+            )
+        return None
+
+    return ck.run(
+        "check_softmax_jacobian",
+        fn,
+        cases,
+        _jacobian,
+        (ck.Out("J", "(m, m)", "J[s, t] = d a_s / d score_t, one row per weight."),),
+        variants,
+        diagnose,
+        signature="softmax_jacobian(a)",
+        tol=(1e-9, 1e-12),
+    )
+
+
+# --------------------------------------------------------------------------
+# check_find_temperature (lesson 04, exercise 3)
+# --------------------------------------------------------------------------
+
+_T_EDGE = (
+    "T = {T:.4g} hit the edge of the bracket [low, high] = [0.01, 1000]: you moved "
+    "the wrong end. The entropy grows with T: when the entropy at mid is below the "
+    "target the weights are too sharp and T must go up (low = mid); otherwise "
+    "high = mid"
+)
+_T_INVERSE = (
+    "you returned 1/T: the temperature divides the scores, softmax(raw_scores / T); "
+    "your value is the factor that multiplies them"
+)
+_T_ENTROPY = (
+    "you returned an entropy, not the temperature T at which the mean entropy "
+    "equals the target"
+)
+
+
+def _mean_entropy(scores):
+    """Mean over rows of the entropy (nats) of softmax(scores) along the last axis."""
+    log_a = scores - scores.max(axis=-1, keepdims=True)
+    log_a = log_a - np.log(np.exp(log_a).sum(axis=-1, keepdims=True))
+    return float(-(np.exp(log_a) * log_a).sum(axis=-1).mean())
+
+
+def _temperature(raw_scores, target_entropy):
+    low, high = 1e-2, 1e3
+    for _ in range(200):
+        mid = math.sqrt(low * high)
+        if _mean_entropy(raw_scores / mid) < target_entropy:
+            low = mid
+        else:
+            high = mid
+    return math.sqrt(low * high)
+
+
+def check_find_temperature(fn, *, seed=0):
+    """Check ``fn(raw_scores, target_entropy) -> T`` (bisection on T).
+
+    ``raw_scores`` is (num_rows, m); T is right when the mean entropy of
+    softmax(raw_scores / T) over the rows equals ``target_entropy`` (nats).
+    Cases: m = 32 and 10, targets a quarter, a half and three quarters of log m.
+    """
+    rng = np.random.default_rng(seed)
+    cases = []
+    for m, d_k, fraction in [(32, 64, 0.5), (32, 16, 0.25), (10, 64, 0.75)]:
+        raw = rng.standard_normal((40, m)) * math.sqrt(d_k)  # unscaled q.k
+        target = fraction * math.log(m)
+        cases.append(
+            ck.make_case(
+                ("raw_scores", "target_entropy"), raw, target, note=f"{fraction} log m"
+            )
+        )
+
+    def diagnose(case, got, expected):
+        T = float(got[0])
+        if not np.isfinite(T) or T <= 0:
+            return "T must be a positive number"
+        if min(abs(math.log(T / 1e-2)), abs(math.log(T / 1e3))) < 0.01:
+            return _T_EDGE.replace("{T:.4g}", f"{T:.4g}")
+        if abs(T * float(expected[0]) - 1) < 1e-2:
+            return _T_INVERSE
+        if abs(T - case.args[1]) < 1e-2:
+            return _T_ENTROPY
+        reached = _mean_entropy(case.args[0] / T)
+        return (
+            f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, not the "
+            f"target {case.args[1]:.4f}: T = {float(expected[0]):.4g} reaches it. "
+            "Bisect until the bracket is narrow (e.g. 60 steps)"
+        )
+
+    return ck.run(
+        "check_find_temperature",
+        fn,
+        cases,
+        _temperature,
+        (ck.Out("T", "()", "Return one number, the temperature."),),
+        (),
+        diagnose,
+        signature="find_temperature(raw_scores, target_entropy, low=1e-2, "
+        "high=1e3, steps=60)",
+        tol=(1e-3, 0.0),
+    )

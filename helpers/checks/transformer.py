@@ -1,0 +1,245 @@
+"""Checkers for lesson 10's exercises: RoPE, grouped-query attention, a KV cache.
+
+Each ``check_*`` runs the learner's NumPy function on seeded cases, compares it
+with ``helpers.attention_np`` and names the likely mistake; see
+``helpers.checks`` for the engine's conventions. NumPy only.
+"""
+
+import numpy as np
+
+from helpers import attention_np as anp
+from helpers.checks import _engine as ck
+
+__all__ = ["check_rope", "check_grouped_query_attention", "check_decode_step"]
+
+# --------------------------------------------------------------------------
+# check_rope (exercise 10.1)
+# --------------------------------------------------------------------------
+
+
+def _rope_variant(x, positions, *, halves=False, exponent=2.0, sign=1.0, base=10000.0):
+    """RoPE with one of the usual slips: pairing, frequencies or direction."""
+    n, d = x.shape
+    freqs = base ** -(exponent * np.arange(d // 2) / d)  # (d/2,)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * freqs  # (n, d/2)
+    cos, sin = np.cos(angles), sign * np.sin(angles)
+    if halves:
+        a, b = x[:, : d // 2], x[:, d // 2 :]
+        return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    a, b = x[:, 0::2], x[:, 1::2]
+    out = np.empty_like(x)
+    out[:, 0::2], out[:, 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
+_ROPE_MISTAKES = [
+    (
+        "you paired coordinate i with i + d/2 (the GPT-NeoX / Hugging Face layout). "
+        "That is "
+        "a valid RoPE too, but this exercise (and atn.rope) pairs neighbours: "
+        "(x[0], x[1]), (x[2], x[3]), ... — use x[:, 0::2] and x[:, 1::2]",
+        lambda x, p: _rope_variant(x, p, halves=True),
+    ),
+    (
+        "your frequencies fall too slowly: pair i turns by position * base ** "
+        "(-2i / d), with 2i / d running over 0, 2/d, 4/d, ...; you used i / d",
+        lambda x, p: _rope_variant(x, p, exponent=1.0),
+    ),
+    (
+        "your frequencies grow with i: the exponent is negative, base ** (-2i / d), "
+        "so the first pair turns fastest and the last one slowest",
+        lambda x, p: _rope_variant(x, p, exponent=-2.0),
+    ),
+    (
+        "you rotate the wrong way: a pair (a, b) becomes (a cos θ - b sin θ, "
+        "a sin θ + b cos θ); your signs of the sin terms are flipped",
+        lambda x, p: _rope_variant(x, p, sign=-1.0),
+    ),
+    (
+        "you ignored `positions` and rotated row r by the angle of position r: "
+        "use the positions you are given, e.g. positions[:, None] * freqs",
+        lambda x, p: _rope_variant(x, np.arange(len(x))),
+    ),
+    (
+        "your result equals the input: did you compute the rotation and then "
+        "return x? Every position but 0 must turn",
+        lambda x, p: x,
+    ),
+]
+
+
+def check_rope(fn, *, seed=0):
+    """Check ``fn(x, positions) -> (n, d)``: x (n, d) rotated pairwise by RoPE."""
+    rng = np.random.default_rng(seed)
+    cases = [
+        ck.make_case(("x", "positions"), rng.standard_normal((5, 8)), np.arange(5)),
+        ck.make_case(
+            ("x", "positions"),
+            rng.standard_normal((3, 6)),
+            np.array([0, 7, 2]),
+            note="positions [0, 7, 2]",
+        ),
+        ck.make_case(
+            ("x", "positions"),
+            rng.standard_normal((4, 16)),
+            np.arange(100, 104),
+            note="positions 100-103",
+        ),
+    ]
+    return ck.run(
+        "check_rope",
+        fn,
+        cases,
+        lambda x, positions: anp.rope(x, positions),
+        (ck.Out("rotated", "(n, d)", "RoPE keeps the shape of x."),),
+        _ROPE_MISTAKES,
+        signature="my_rope(x, positions)",
+        hint="x has shape (n, d): x[:, 0::2] and x[:, 1::2] are (n, d/2)",
+        tol=(1e-5, 1e-6),  # angles in float32, as some reference code computes them
+    )
+
+
+# --------------------------------------------------------------------------
+# check_grouped_query_attention (exercise 10.2)
+# --------------------------------------------------------------------------
+
+
+def _gqa(Q, K, V, *, tile=False):
+    """Attention where query head h uses K/V head h // (H / G) (or h % G: tile)."""
+    groups = Q.shape[1] // K.shape[1]
+    if tile:
+        K, V = np.tile(K, (1, groups, 1, 1)), np.tile(V, (1, groups, 1, 1))
+    else:
+        K, V = np.repeat(K, groups, axis=1), np.repeat(V, groups, axis=1)
+    return anp.scaled_dot_product_attention(Q, K, V)[0]
+
+
+_GQA_TILE = (
+    "query head h must use K/V head h // (num_heads // num_kv_heads): heads 0 and 1 "
+    "share K/V head 0, heads 2 and 3 share head 1, ... You used head h % "
+    "num_kv_heads (np.tile). Use np.repeat(K, groups, axis=1), which repeats each "
+    "head in place"
+)
+
+
+def check_grouped_query_attention(fn, *, seed=0):
+    """Check ``fn(Q, K, V) -> output``: Q (batch, H, n, d_k), K/V with G heads."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for batch, H, G, n, m, d_k, d_v in [
+        (1, 4, 2, 3, 5, 4, 6),
+        (2, 6, 3, 4, 4, 8, 3),
+        (2, 4, 1, 2, 6, 4, 4),
+        (1, 2, 2, 3, 3, 4, 5),
+    ]:
+        note = {1: "one K/V head (multi-query)", H: "as many K/V heads as query heads"}
+        cases.append(
+            ck.make_case(
+                ("Q", "K", "V"),
+                rng.standard_normal((batch, H, n, d_k)),
+                rng.standard_normal((batch, G, m, d_k)),
+                rng.standard_normal((batch, G, m, d_v)),
+                sizes={"n": n, "m": m, "d_k": d_k, "d_v": d_v},
+                note=note.get(G, ""),
+            )
+        )
+    return ck.run(
+        "check_grouped_query_attention",
+        fn,
+        cases,
+        _gqa,
+        (ck.Out("output", "(batch, num_heads, n, d_v)"),),
+        [(_GQA_TILE, lambda Q, K, V: _gqa(Q, K, V, tile=True))],
+        signature="my_grouped_query_attention(Q, K, V)",
+        hint="repeat K and V along axis 1 until they have as many heads as Q",
+    )
+
+
+# --------------------------------------------------------------------------
+# check_decode_step (exercise 10.3)
+# --------------------------------------------------------------------------
+
+
+def _decode_all(step, Q, K, V):
+    """Feed the rows of Q, K, V one at a time to ``step``; stack the outputs."""
+    K_cache, V_cache = np.zeros((0, K.shape[1])), np.zeros((0, V.shape[1]))
+    outputs = []
+    for t in range(Q.shape[0]):
+        result = step(Q[t], K[t], V[t], K_cache, V_cache)
+        if not isinstance(result, tuple | list) or len(result) != 3:
+            return "must return the tuple (y, K_cache, V_cache)"
+        y, K_cache, V_cache = result
+        outputs.append(np.asarray(y, dtype=np.float64))
+        if np.shape(K_cache)[0] != t + 1:
+            rows = np.shape(K_cache)[0]
+            return f"after step {t} your K_cache holds {rows} rows, not {t + 1}"
+    return np.stack(outputs)  # (n, d_v)
+
+
+def _right_step(q, k, v, K_cache, V_cache):
+    K_cache, V_cache = np.vstack([K_cache, k]), np.vstack([V_cache, v])
+    y, _ = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)
+    return y[0], K_cache, V_cache
+
+
+def _step_before_append(q, k, v, K_cache, V_cache):
+    if len(K_cache) == 0:
+        y = np.zeros(V_cache.shape[1])
+    else:
+        y = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)[0][0]
+    return y, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+
+
+def _step_only_new(q, k, v, K_cache, V_cache):
+    return v, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+
+
+def check_decode_step(fn, *, seed=0):
+    """Check ``fn(q, k, v, K_cache, V_cache) -> (y, K_cache, V_cache)``.
+
+    The checker decodes whole sequences one token at a time from an empty cache
+    and compares every output with causal attention over the whole sequence.
+    """
+    rng = np.random.default_rng(seed)
+    cases = []
+    for n, d_k, d_v in [(1, 4, 3), (5, 4, 6), (7, 8, 2)]:
+        Q, K, V = (rng.standard_normal((n, d)) for d in (d_k, d_k, d_v))
+        cases.append(ck.make_case(("Q", "K", "V"), Q, K, V, sizes={"n": n}))
+
+    class Decode:
+        """Runs the learner's step over whole sequences; named and located as it."""
+
+        __name__ = getattr(fn, "__name__", "your function")
+        __code__ = getattr(fn, "__code__", None)
+
+        def __call__(self, Q, K, V):
+            result = _decode_all(fn, Q, K, V)
+            if isinstance(result, str):
+                raise ValueError(f"{self.__name__} {result}")
+            return result
+
+    decode = Decode()
+    mistakes = [
+        (
+            "you attend before appending the new key and value: the new token must "
+            "also see itself (the causal mask keeps the diagonal)",
+            lambda Q, K, V: _decode_all(_step_before_append, Q, K, V),
+        ),
+        (
+            "your output is the new token's value alone: attend over every cached "
+            "key and value, old and new",
+            lambda Q, K, V: _decode_all(_step_only_new, Q, K, V),
+        ),
+    ]
+    return ck.run(
+        "check_decode_step",
+        decode,
+        cases,
+        lambda Q, K, V: anp.scaled_dot_product_attention(
+            Q, K, V, mask=anp.causal_mask(len(Q))
+        )[0],
+        (ck.Out("outputs", "(n, d_v)", "y for one new token has shape (d_v,)."),),
+        mistakes,
+        signature="my_decode_step(q, k, v, K_cache, V_cache)",
+        hint="q, k, v are 1-D (d,); the caches are (t, d): np.vstack adds a row",
+    )

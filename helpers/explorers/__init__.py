@@ -1,0 +1,60 @@
+"""The slider explorers: drag d_k, the input scale, the temperature, the heads.
+
+Lessons use ``from helpers import explorers`` and show an explorer as a cell's
+last expression, ``explorers.TemperatureExplorer(scores)``. The package:
+
+- ``maths``: the pure, seeded NumPy functions each explorer plots and reads out
+  (``attention_stats``, ``temperature_weights``, ``heads_weights``,
+  ``heads_summary``, ``checkpoint_weights``, ``entropy``), tested without
+  ipywidgets or matplotlib;
+- ``readouts``: the line of numbers under each figure, as HTML;
+- ``render``: the engine, one persistent figure updated in place;
+- ``widgets``: the explorer classes, thin shells over the three above.
+
+The explorer classes load ipywidgets and matplotlib on first use, so that
+``helpers.explorers.maths`` stays importable without them. Never imports torch.
+"""
+
+from helpers.explorers.maths import (
+    attention_stats,
+    checkpoint_weights,
+    entropy,
+    heads_summary,
+    heads_weights,
+    temperature_weights,
+)
+
+# from helpers.explorers.widgets, loaded on first use (ipywidgets, matplotlib)
+_WIDGETS = (
+    "AttentionExplorer",
+    "CheckpointExplorer",
+    "HeadsExplorer",
+    "TemperatureExplorer",
+    "CMAP",
+    "DPI",
+    "FONT_SIZE",
+    "png_bytes",
+)
+
+
+def __getattr__(name):
+    if name in _WIDGETS:
+        from helpers.explorers import widgets
+
+        return getattr(widgets, name)
+    raise AttributeError(f"module 'helpers.explorers' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)
+
+
+__all__ = [
+    *_WIDGETS,
+    "attention_stats",
+    "checkpoint_weights",
+    "entropy",
+    "heads_summary",
+    "heads_weights",
+    "temperature_weights",
+]
