@@ -38,6 +38,30 @@ class CheckerBugWarning(UserWarning):
     """A step of a checker's explanation raised; the checker fell back."""
 
 
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake's diagnosis in the three steps a learner is told it.
+
+    ``symptom``: what is wrong and where (the case, the value, the axis), never
+    the corrected code; ``why``: the reason, added when the same mistake comes
+    back; ``fix``: the corrected code, given only when the learner asks
+    (``checks.hint(...)``). Each may hold ``{n}``-style fields filled from the
+    case's sizes and facts.
+    """
+
+    symptom: str
+    why: str = ""
+    fix: str = ""
+
+    def filled(self, facts):
+        return Mistake(
+            *(fill(part, facts) for part in (self.symptom, self.why, self.fix))
+        )
+
+    def __str__(self):
+        return " ".join(part for part in (self.symptom, self.why, self.fix) if part)
+
+
 class CheckFailed(AssertionError):
     """A failed exercise check: the diagnosis, the case and where to look.
 
@@ -47,6 +71,8 @@ class CheckFailed(AssertionError):
 
     def __init__(self, checker, message, case="", where=""):
         self.checker = checker
+        self.mistake = message if isinstance(message, Mistake) else None
+        message = str(message)
         self.diagnosis = message
         self.case = case
         self.where = where
@@ -117,6 +143,8 @@ def describe(name, value):
 
 def fill(template, facts):
     """``template.format_map(facts)``, or the template itself if that fails."""
+    if isinstance(template, Mistake):
+        return template.filled(facts)
     try:
         return template.format_map(facts)
     except (KeyError, ValueError, IndexError, AttributeError):
