@@ -5,6 +5,7 @@ messages and neither has to import the other's library.
 """
 
 import math
+import numbers
 
 
 def fmt(shape):
@@ -157,6 +158,17 @@ def positive_int(name, value):
     """Return ``value`` as int, raising ValueError unless it is >= 1."""
     if isinstance(value, bool) or int(value) != value or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def window(value):
+    """Return a sliding window ``value`` as int, raising ValueError unless >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(
+            "window must be a positive integer, the number of keys each query sees "
+            "(itself included: window=1 keeps only the diagonal, window=None is the "
+            f"plain causal mask); got {value!r}"
+        )
     return int(value)
 
 

@@ -9,7 +9,7 @@ computed in float64, as NumPy itself would.
 
 import numpy as np
 
-from helpers import _arrays, _validate
+from helpers import _arrays, _validate, _validate_linear
 
 
 def _as_float(x, name, allow_neg_inf=False):
@@ -133,19 +133,25 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     return weights @ V, weights  # (..., n, d_v), (..., n, m)
 
 
-def causal_mask(n, m=None):
+def causal_mask(n, m=None, window=None):
     """Boolean (n, m) mask, True = may attend, aligned lower-right.
 
     Query i may see key j when j <= i + (m - n): the last query sees every key,
     as in a KV cache where n new queries follow m - n cached keys. With n > m the
-    first n - m queries see no key at all (their rows are all False).
+    first n - m queries see no key at all (their rows are all False). With
+    ``window=w`` (sliding-window attention) query i sees key j only when
+    0 <= (i + m - n) - j < w: itself and the w - 1 keys before it.
 
     Shapes:
         returns (n, m), m defaults to n
     """
     n = _validate.positive_int("n", n)
     m = n if m is None else _validate.positive_int("m", m)
-    return np.tril(np.ones((n, m), dtype=bool), k=m - n)
+    if window is None:
+        return np.tril(np.ones((n, m), dtype=bool), k=m - n)
+    window = _validate.window(window)
+    offset = np.arange(n)[:, None] + (m - n) - np.arange(m)[None, :]  # (n, m)
+    return (offset >= 0) & (offset < window)
 
 
 def padding_mask(lengths, max_len):
@@ -300,3 +306,99 @@ def online_attention(Q, K, V, block_size=128, mask=None):
         running_max = new_max
     running_sum[running_sum == 0] = 1.0  # fully masked rows: 0 / 1 = 0
     return acc / running_sum
+
+
+def _elu_plus_one(x):
+    """elu(x) + 1: x + 1 for x > 0, exp(x) otherwise; always > 0."""
+    return np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+
+
+def _features(Q, K, feature_map):
+    """phi(Q), phi(K) as float arrays, checked: same size r, finite, >= 0."""
+    fn = _elu_plus_one if feature_map is None else feature_map
+    phi = []
+    for name, x in (("Q", Q), ("K", K)):
+        f = _as_float(fn(x), f"feature_map({name})")
+        if f.size and f.min() < 0:
+            raise ValueError(_validate_linear.negative_features_message(name, f.min()))
+        phi.append(f)
+    _validate_linear.feature_shapes(Q.shape, K.shape, phi[0].shape, phi[1].shape)
+    return phi
+
+
+def linear_attention(Q, K, V, feature_map=None, causal=False):
+    """Attention with the similarity phi(q) . phi(k), summed as running states.
+
+    Equal to normalising phi(Q) phi(K)^T row by row (masked lower-right when
+    ``causal``: query i sees keys j <= i + (m - n)) and multiplying by V, but
+    computed as phi(Q) (phi(K)^T V) / phi(Q) sum_j phi(k_j): never (n, m).
+    Causal: one loop over keys, the state S += phi(k_j) v_j^T, z += phi(k_j),
+    read by the query at that position (an RNN). A query that sees no key
+    (n > m) gets zeros. ``feature_map`` defaults to elu(x) + 1.
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)
+        phi(Q): (..., n, r)  phi(K): (..., m, r)  returns (..., n, d_v)
+    """
+    batch, n, m, _, d_v = _validate.qkv_shapes(np.shape(Q), np.shape(K), np.shape(V))
+    _validate_linear.feature_map(feature_map)
+    causal = _validate_linear.causal_flag(causal)
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    phi_q, phi_k = _features(Q, K, feature_map)  # (..., n, r), (..., m, r)
+    phi_q, phi_k = (x.astype(V.dtype, copy=False) for x in (phi_q, phi_k))
+    if not causal:
+        S = np.swapaxes(phi_k, -1, -2) @ V  # (..., r, d_v): sum_j phi(k_j) v_j^T
+        z = phi_k.sum(axis=-2)[..., None]  # (..., r, 1): sum_j phi(k_j)
+        num, Z = phi_q @ S, phi_q @ z  # (..., n, d_v), (..., n, 1)
+        seen = np.ones(batch + (n, 1), dtype=bool)
+    else:
+        num = np.zeros(batch + (n, d_v), dtype=V.dtype)  # (..., n, d_v)
+        Z = np.zeros(batch + (n, 1), dtype=V.dtype)  # (..., n, 1)
+        S = np.zeros(batch + (phi_k.shape[-1], d_v), dtype=V.dtype)  # (..., r, d_v)
+        z = np.zeros(batch + (phi_k.shape[-1],), dtype=V.dtype)  # (..., r)
+        for j in range(m):
+            S = S + phi_k[..., j, :, None] * V[..., j, None, :]  # write phi(k_j) v_j^T
+            z = z + phi_k[..., j, :]  # (..., r)
+            i = j - (m - n)  # the query at key j's position reads the state
+            if i >= 0:
+                num[..., i, :] = np.einsum("...r,...rv->...v", phi_q[..., i, :], S)
+                Z[..., i, 0] = np.einsum("...r,...r->...", phi_q[..., i, :], z)
+        seen = (np.arange(n) >= n - m)[:, None]  # (n, 1): the first n - m see nothing
+    bad = seen & ~(Z > 0)
+    if bad.any():
+        raise ValueError(
+            _validate_linear.zero_normaliser_message(np.argwhere(bad)[0][-2])
+        )
+    return np.where(seen, num, 0) / np.where(seen, Z, 1)  # (..., n, d_v)
+
+
+def delta_rule(Q, K, V, beta):
+    """The delta rule (DeltaNet): a fixed-size state that corrects what it recalls.
+
+    The state S (..., d_k, d_v) starts at 0. For each step t: read the
+    prediction S^T k_t first, then write S <- S + beta_t k_t (v_t - S^T k_t)^T,
+    then read y_t = S^T q_t. With beta_t = 1 and a unit-norm k_t, S^T k_t = v_t
+    right after the write. Without the "- S^T k_t" it is causal linear attention
+    with the identity feature map and no normaliser.
+
+    Shapes:
+        Q, K: (..., n, d_k)  V: (..., n, d_v)  beta: scalar or (..., n), in (0, 1]
+        returns y: (..., n, d_v)
+    """
+    batch, n, d_k, d_v = _validate_linear.delta_shapes(
+        np.shape(Q), np.shape(K), np.shape(V)
+    )
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    beta = _as_float(beta, "beta").astype(V.dtype, copy=False)  # keeps float32
+    _validate_linear.beta_shape(beta.shape, batch, n)
+    _validate_linear.beta_range(float(beta.min()), float(beta.max()))
+    beta = np.broadcast_to(beta, batch + (n,))  # (..., n)
+    S = np.zeros(batch + (d_k, d_v), dtype=V.dtype)  # (..., d_k, d_v)
+    y = np.zeros(batch + (n, d_v), dtype=V.dtype)  # (..., n, d_v)
+    for t in range(n):
+        k, v, q = K[..., t, :], V[..., t, :], Q[..., t, :]  # (..., d_k|d_v)
+        prediction = np.einsum("...kv,...k->...v", S, k)  # (..., d_v): read first
+        error = (v - prediction) * beta[..., t, None]  # (..., d_v)
+        S = S + k[..., :, None] * error[..., None, :]  # (..., d_k, d_v): then write
+        y[..., t, :] = np.einsum("...kv,...k->...v", S, q)  # (..., d_v)
+    return y

@@ -11,7 +11,7 @@ import math
 import torch
 from torch import nn
 
-from helpers import _validate
+from helpers import _validate, _validate_linear
 
 
 def _as_float(x, name, allow_neg_inf=False):
@@ -138,17 +138,22 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     return weights @ V, weights  # (..., n, d_v), (..., n, m)
 
 
-def causal_mask(n, m=None):
+def causal_mask(n, m=None, window=None):
     """Boolean (n, m) mask, True = may attend, aligned lower-right.
 
     Query i may see key j when j <= i + (m - n): the last query sees every key.
+    With ``window=w``, only when 0 <= (i + m - n) - j < w (sliding window).
 
     Shapes:
         returns (n, m), m defaults to n
     """
     n = _validate.positive_int("n", n)
     m = n if m is None else _validate.positive_int("m", m)
-    return torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+    mask = torch.ones(n, m, dtype=torch.bool).tril(diagonal=m - n)
+    if window is None:
+        return mask
+    window = _validate.window(window)
+    return mask.triu(diagonal=m - n - window + 1)
 
 
 def padding_mask(lengths, max_len):
@@ -308,6 +313,100 @@ def online_attention(Q, K, V, block_size=128, mask=None):
         del scores, p  # before the next block is computed: one block held at a time
     # Fully masked rows have a sum of 0 and acc 0: divide by 1 to give zeros.
     return acc / torch.where(running_sum == 0, 1.0, running_sum)
+
+
+def _features(Q, K, feature_map):
+    """phi(Q), phi(K) as float tensors, checked: same size r, finite, >= 0."""
+    fn = (
+        (lambda x: torch.nn.functional.elu(x) + 1)
+        if feature_map is None
+        else feature_map
+    )
+    phi = []
+    for name, x in (("Q", Q), ("K", K)):
+        f = _as_float(fn(x), f"feature_map({name})")
+        if f.numel() and f.min() < 0:
+            low = f.min().item()
+            raise ValueError(_validate_linear.negative_features_message(name, low))
+        phi.append(f)
+    _validate_linear.feature_shapes(Q.shape, K.shape, phi[0].shape, phi[1].shape)
+    return phi
+
+
+def linear_attention(Q, K, V, feature_map=None, causal=False):
+    """Attention with the similarity phi(q) . phi(k), as ``attention_np``'s.
+
+    phi(Q) (phi(K)^T V) / phi(Q) sum_j phi(k_j), never (n, m); causal: a loop
+    over keys with the running state S and z, read lower-right (query i sees
+    keys j <= i + (m - n); a query that sees none gets zeros). ``feature_map``
+    defaults to elu(x) + 1. Differentiable.
+
+    Shapes:
+        Q: (..., n, d_k)  K: (..., m, d_k)  V: (..., m, d_v)  returns (..., n, d_v)
+    """
+    Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
+    batch, n, m, _, d_v = _validate.qkv_shapes(
+        tuple(Q.shape), tuple(K.shape), tuple(V.shape)
+    )
+    _validate_linear.feature_map(feature_map)
+    causal = _validate_linear.causal_flag(causal)
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    phi_q, phi_k = (f.to(V.dtype) for f in _features(Q, K, feature_map))
+    if not causal:
+        S = phi_k.transpose(-2, -1) @ V  # (..., r, d_v): sum_j phi(k_j) v_j^T
+        z = phi_k.sum(dim=-2).unsqueeze(-1)  # (..., r, 1): sum_j phi(k_j)
+        num, Z = phi_q @ S, phi_q @ z  # (..., n, d_v), (..., n, 1)
+    else:
+        S = V.new_zeros((*batch, phi_k.shape[-1], d_v))  # (..., r, d_v)
+        z = V.new_zeros((*batch, phi_k.shape[-1]))  # (..., r)
+        rows, sums = [], []
+        for j in range(m):
+            S = S + phi_k[..., j, :, None] * V[..., j, None, :]  # write phi(k_j) v_j^T
+            z = z + phi_k[..., j, :]  # (..., r)
+            if j >= m - n:  # the query at key j's position reads the state
+                phi = phi_q[..., j - (m - n), :]  # (..., r)
+                rows.append(torch.einsum("...r,...rv->...v", phi, S))
+                sums.append((phi * z).sum(-1, keepdim=True))  # (..., 1)
+        unseen = max(n - m, 0)  # the first n - m queries see no key: zeros
+        num = torch.stack([V.new_zeros((*batch, d_v))] * unseen + rows, dim=-2)
+        Z = torch.stack([V.new_ones((*batch, 1))] * unseen + sums, dim=-2)
+    if not (Z > 0).all():
+        raise ValueError(
+            _validate_linear.zero_normaliser_message(
+                torch.nonzero(~(Z > 0))[0][-2].item()
+            )
+        )
+    return num / Z  # (..., n, d_v)
+
+
+def delta_rule(Q, K, V, beta):
+    """The delta rule (DeltaNet), as ``attention_np``'s: read S^T k_t, then write.
+
+    S (..., d_k, d_v) starts at 0; for each t: S <- S + beta_t k_t (v_t -
+    S^T k_t)^T, then y_t = S^T q_t. Differentiable.
+
+    Shapes:
+        Q, K: (..., n, d_k)  V: (..., n, d_v)  beta: scalar or (..., n), in (0, 1]
+        returns y: (..., n, d_v)
+    """
+    Q, K, V = torch.as_tensor(Q), torch.as_tensor(K), torch.as_tensor(V)
+    batch, n, d_k, d_v = _validate_linear.delta_shapes(
+        tuple(Q.shape), tuple(K.shape), tuple(V.shape)
+    )
+    Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    beta = _as_float(beta, "beta").to(V.dtype)
+    _validate_linear.beta_shape(tuple(beta.shape), batch, n)
+    _validate_linear.beta_range(beta.min().item(), beta.max().item())
+    beta = beta.expand(*batch, n)  # (..., n)
+    S = V.new_zeros((*batch, d_k, d_v))  # (..., d_k, d_v)
+    y = []
+    for t in range(n):
+        k, v, q = K[..., t, :], V[..., t, :], Q[..., t, :]  # (..., d_k|d_v)
+        prediction = torch.einsum("...kv,...k->...v", S, k)  # (..., d_v): read first
+        error = (v - prediction) * beta[..., t, None]  # (..., d_v)
+        S = S + k[..., :, None] * error[..., None, :]  # (..., d_k, d_v): then write
+        y.append(torch.einsum("...kv,...k->...v", S, q))  # (..., d_v)
+    return torch.stack(y, dim=-2)  # (..., n, d_v)
 
 
 class MultiHeadAttention(nn.Module):
