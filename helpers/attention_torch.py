@@ -394,6 +394,8 @@ def delta_rule(Q, K, V, beta):
         tuple(Q.shape), tuple(K.shape), tuple(V.shape)
     )
     Q, K, V = _float_inputs(Q=Q, K=K, V=V)
+    if isinstance(beta, (int, float)):  # a Python number: exactly, in V's dtype
+        beta = torch.tensor(float(beta), dtype=V.dtype)
     beta = _as_float(beta, "beta").to(V.dtype)
     _validate_linear.beta_shape(tuple(beta.shape), batch, n)
     _validate_linear.beta_range(beta.min().item(), beta.max().item())
