@@ -1,6 +1,8 @@
 # The README's two commands: `make lab` and `make test` (`make help` lists all).
 # Both create .venv when it is missing and install into it: torch's build first
-# (tools/install_torch.py, see TORCH), then requirements.txt.
+# (tools/install_torch.py, see TORCH), then the learner's requirements.txt;
+# `make test` and every maintainer's target add requirements-dev.txt (the tests,
+# the builds, JupyterHub and nbgrader), which `make lab` never installs.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,8 +10,12 @@ BIN := $(VENV)/bin
 # torch's build on Linux: cpu (PyTorch's CPU index; PyPI's if that cannot be
 # reached), a CUDA tag such as cu128, or pypi. macOS and Windows: PyPI's (CPU).
 TORCH ?= cpu
+# install stamps; tools.install_torch --stamp writes the first only when the torch
+# it finds is the TORCH build (not PyPI's after an unreachable CPU index), so that
+# the next make tries PyTorch's index again
 STAMP := $(VENV)/.installed-$(TORCH)
-# the source folders that ruff lints and formats (tests/course/test_setup.py reads this)
+DEV_STAMP := $(VENV)/.installed-dev-$(TORCH)
+# the source folders that ruff lints and formats (tests/course/test_lint.py reads this)
 SOURCES := helpers tests notebooks tools benchmarks
 # make test's pytest processes; loadfile keeps each notebook (one kernel) and each
 # test file in one process, handed out in collection order (conftest.py puts the
@@ -25,54 +31,61 @@ ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 # JupyterLab refuses to run as root unless told; pass the flag only then.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help lab test test-slow check notebooks student slides html lint format venv clean
+.PHONY: help lab test test-slow check notebooks student slides html lint format venv venv-dev clean
 .DEFAULT_GOAL := help
 
 ## make help: list these commands
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
-## make venv: create .venv and install torch (TORCH=cpu) and requirements.txt
+## make venv: create .venv, install torch (TORCH=cpu) and the learner's requirements.txt
 venv: $(STAMP)
+
+## make venv-dev: venv, then the maintainer's requirements-dev.txt (make test does this)
+venv-dev: $(DEV_STAMP)
 
 $(STAMP): requirements.txt pyproject.toml tools/install_torch.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	TORCH=$(TORCH) $(BIN)/python -m tools.install_torch
 	$(BIN)/python -m pip install -r requirements.txt
 	@rm -f $(VENV)/.installed*
-	@touch $(STAMP)
+	TORCH=$(TORCH) $(BIN)/python -m tools.install_torch --stamp $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install -r requirements-dev.txt
+	@touch $(DEV_STAMP)
 
 ## make lab: open the course in JupyterLab on 127.0.0.1 at lesson 00 (tools/lab.py)
 lab: $(STAMP)
 	$(BIN)/python -m tools.lab $(ROOT_FLAG)
 
 ## make test: the suite (unit, property, nbval, student copies, builds, browser, lint)
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not slow"
 
 ## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-11 in Lab)
-test-slow: $(STAMP) hub-proxy
+test-slow: $(DEV_STAMP) hub-proxy
 	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m slow
 
 ## make check: everything CI runs, make test then make test-slow
 check: test test-slow
 
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
-notebooks: $(STAMP)
+notebooks: $(DEV_STAMP)
 	$(BIN)/ruff format notebooks
 	$(BIN)/python -m tools.execute_notebooks notebooks/[0-9]*.ipynb
 	$(BIN)/python -m tools.coursebuild student
 
 ## make student: student copies (solutions stubbed, outputs cleared) in notebooks/student/
-student: $(STAMP)
+student: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild student
 
 ## make slides: reveal.js decks in build/slides/ that work offline
-slides: $(STAMP)
+slides: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild slides
 
 ## make html: execute every lesson and export it to build/html/, offline assets
-html: $(STAMP)
+html: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild html
 
 .PHONY: hub hub-proxy
@@ -85,18 +98,18 @@ hub/node_modules/.installed: hub/package.json hub/package-lock.json
 	@touch $@
 
 ## make hub: JupyterHub for a class on this machine, http://127.0.0.1:8000 (README)
-hub: $(STAMP) hub-proxy
+hub: $(DEV_STAMP) hub-proxy
 	$(BIN)/jupyterhub -f hub/jupyterhub_config.py
 
 ## make lint: ruff check, format check and codespell (make test runs them too)
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/codespell README.md $(SOURCES)
-	$(BIN)/python -m pytest -q tests/course/test_setup.py -k codespell_over_the_lessons
+	$(BIN)/python -m pytest -q tests/course/test_lint.py -k codespell_over_the_lessons
 
 ## make format: ruff format and fix
-format: $(STAMP)
+format: $(DEV_STAMP)
 	$(BIN)/ruff format $(SOURCES)
 	$(BIN)/ruff check --fix $(SOURCES)
 

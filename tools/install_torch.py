@@ -3,6 +3,7 @@
     python -m tools.install_torch              # TORCH=cpu, the default
     TORCH=cu128 python -m tools.install_torch  # a CUDA build instead
     python -m tools.install_torch --dry-run    # say what would happen
+    python -m tools.install_torch --stamp F    # touch F if the TORCH build is in
 
 ``make lab`` and ``make test`` run this with the venv's Python and then
 ``pip install -r requirements.txt``, whose ``torch==<pin>`` is then already
@@ -20,6 +21,9 @@ satisfied. The version comes from requirements.txt; ``TORCH`` picks the build:
 Where the index does not answer within PROBE_SECONDS, or pip cannot install
 from it, this says so and returns at once: requirements.txt then installs
 PyPI's torch (on Linux, the CUDA build) instead of stalling in pip's retries.
+After the install the Makefile runs ``--stamp``, which writes its install stamp
+only when the installed torch is the chosen build, so that after such a fallback
+the next ``make`` tries PyTorch's index again instead of keeping PyPI's torch.
 """
 
 import argparse
@@ -47,15 +51,48 @@ def pinned_torch(requirements=REQUIREMENTS):
     raise ValueError(f"{requirements} does not pin torch (torch==X.Y.Z)")
 
 
-def index_url(choice, platform=sys.platform):
-    """PyTorch's wheel index for ``choice`` ("cpu", "cu128", ...), or None for PyPI."""
-    if choice == "pypi" or not platform.startswith("linux"):
-        return None
-    if choice != "cpu" and not (choice.startswith("cu") and choice[2:].isdigit()):
+def check_choice(choice):
+    """Refuse a TORCH value that is not cpu, pypi or a CUDA tag, on every platform."""
+    if choice not in ("cpu", "pypi") and not (
+        choice.startswith("cu") and choice[2:].isdigit()
+    ):
         raise ValueError(
             f"TORCH must be cpu, pypi or a CUDA tag like cu128; got {choice!r}"
         )
+
+
+def index_url(choice, platform=sys.platform):
+    """PyTorch's wheel index for ``choice`` ("cpu", "cu128", ...), or None for PyPI."""
+    check_choice(choice)
+    if choice == "pypi" or not platform.startswith("linux"):
+        return None
     return INDEX.format(tag=choice)
+
+
+def is_chosen_build(choice, version, platform=sys.platform):
+    """Whether the installed torch ``version`` is the build ``choice`` asks for.
+
+    On Linux, cpu and the CUDA tags need their local version (2.13.0+cpu); PyPI's
+    torch has none. Elsewhere, and for pypi, any installed torch will do.
+    """
+    if version is None:
+        return False
+    if index_url(choice, platform) is None:
+        return True
+    return version.endswith(f"+{choice}")
+
+
+def write_stamp(path, choice, version, platform=sys.platform):
+    """Touch ``path`` if the installed torch is the chosen build; say so either way."""
+    if is_chosen_build(choice, version, platform):
+        Path(path).touch()
+        return True
+    print(
+        f"torch: {version or 'no torch'} is installed, not the {choice} build; the "
+        "next make will try PyTorch's index again",
+        file=sys.stderr,
+    )
+    return False
 
 
 def reachable(url, timeout=PROBE_SECONDS):
@@ -101,6 +138,11 @@ def main(argv=None, environ=os.environ, platform=sys.platform):
     parser.add_argument("--dry-run", action="store_true", help="print, do nothing")
     parser.add_argument("--index", help="a wheel index URL instead of PyTorch's")
     parser.add_argument(
+        "--stamp",
+        metavar="FILE",
+        help="install nothing; touch FILE if the installed torch is the TORCH build",
+    )
+    parser.add_argument(
         "--probe-seconds",
         type=float,
         default=PROBE_SECONDS,
@@ -108,7 +150,11 @@ def main(argv=None, environ=os.environ, platform=sys.platform):
     )
     args = parser.parse_args(argv)
     choice = environ.get("TORCH", "cpu") or "cpu"
+    check_choice(choice)
     requirement = pinned_torch()
+    if args.stamp:
+        write_stamp(args.stamp, choice, installed(requirement), platform)
+        return 0
     url = args.index or index_url(choice, platform)
     if url is None:
         print(f"torch: {requirement} from PyPI (requirements.txt)")

@@ -2,7 +2,7 @@
 
 The contract both modules share is in test_attention_contract.py; that
 attention_np never imports torch is checked with every NumPy-only helpers
-module in test_setup.py.
+module in tests/course/test_package.py.
 """
 
 import math
