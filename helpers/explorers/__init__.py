@@ -9,7 +9,9 @@ last expression, ``explorers.TemperatureExplorer(scores)``. The package:
   ipywidgets or matplotlib;
 - ``readouts``: the line of numbers under each figure, as HTML;
 - ``render``: the engine, one persistent figure updated in place;
-- ``widgets``: the explorer classes, thin shells over the three above.
+- ``widgets``: the explorer classes, thin shells over the three above;
+- ``kernels`` and ``kernels_maths``: lesson 12's explorers (random features,
+  recall from a fixed-size state) and their maths.
 
 The explorer classes load ipywidgets and matplotlib on first use, so that
 ``helpers.explorers.maths`` stays importable without them. Never imports torch.
@@ -35,6 +37,8 @@ _WIDGETS = (
     "FONT_SIZE",
     "png_bytes",
 )
+# from helpers.explorers.kernels (lesson 12), loaded on first use like _WIDGETS
+_KERNELS = ("RandomFeaturesExplorer", "RecallExplorer")
 
 
 def __getattr__(name):
@@ -42,6 +46,10 @@ def __getattr__(name):
         from helpers.explorers import widgets
 
         return getattr(widgets, name)
+    if name in _KERNELS:
+        from helpers.explorers import kernels
+
+        return getattr(kernels, name)
     raise AttributeError(f"module 'helpers.explorers' has no attribute {name!r}")
 
 
@@ -51,6 +59,7 @@ def __dir__():
 
 __all__ = [
     *_WIDGETS,
+    *_KERNELS,
     "attention_stats",
     "checkpoint_weights",
     "entropy",
