@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from helpers import _validate as validate
+from helpers import _validate
 from helpers import attention_np as anp
 from helpers._arrays import check_seed, check_weights, to_array
 
@@ -121,8 +121,8 @@ def attention_stats(seq_len, d_k, scaled=True, seed=0, sigma=1.0):
         row), row_predicted_std, predicted_std, q_norm, and the inputs seq_len,
         d_k, scaled, seed, sigma
     """
-    seq_len = validate.positive_int("seq_len", seq_len)
-    d_k = validate.positive_int("d_k", d_k)
+    seq_len = _validate.positive_int("seq_len", seq_len)
+    d_k = _validate.positive_int("d_k", d_k)
     seed = check_seed(seed)
     sigma = positive_number("sigma", sigma)
     rng = np.random.default_rng(seed)
@@ -210,9 +210,9 @@ def heads_weights(
         returns weights (num_heads, seq_len, seq_len) of ``dtype``, rows summing
         to 1
     """
-    d_model = validate.positive_int("d_model", d_model)
-    d_k = validate.heads(d_model, num_heads)
-    seq_len = validate.positive_int("seq_len", seq_len)
+    d_model = _validate.positive_int("d_model", d_model)
+    d_k = _validate.heads(d_model, num_heads)
+    seq_len = _validate.positive_int("seq_len", seq_len)
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64; got {dtype}")
@@ -289,6 +289,15 @@ def checkpoint_weights(weights_per_step, steps, step_index):
         mean_entropy
     """
     weights_per_step, steps = checkpoint_arrays(weights_per_step, steps)
+    return checkpoint_summary(weights_per_step, steps, step_index)
+
+
+def checkpoint_summary(weights_per_step, steps, step_index):
+    """``checkpoint_weights`` of arrays that ``checkpoint_arrays`` has checked.
+
+    The explorer validates its (count, n, m) array once and calls this on every
+    slider move; only ``step_index`` is checked here.
+    """
     count = steps.size
     if (
         isinstance(step_index, bool)

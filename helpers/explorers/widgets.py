@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.container import BarContainer
 from matplotlib.ticker import MaxNLocator
 
-from helpers import _validate as validate
+from helpers import _validate
 from helpers import attention_np as anp
 from helpers import plotting
 from helpers._arrays import check_labels, to_array
@@ -31,6 +31,7 @@ from helpers.explorers.maths import (
     attention_stats,
     block_max,
     checkpoint_arrays,
+    checkpoint_summary,
     checkpoint_weights,
     divisors,
     entropy,
@@ -335,7 +336,7 @@ class HeadsExplorer(render.Explorer):
     def update(self, **values):
         """As ``Explorer.update``; a new d_model snaps num_heads to a divisor."""
         if "d_model" in values and "num_heads" not in values:
-            d_model = validate.positive_int("d_model", values["d_model"])
+            d_model = _validate.positive_int("d_model", values["d_model"])
             fits = [h for h in divisors(d_model) if h <= self.values["num_heads"]]
             values["num_heads"] = fits[-1]
         return super().update(**values)
@@ -435,8 +436,9 @@ class CheckpointExplorer(render.Explorer):
         key_labels=None,
         step_index=0,
     ):
+        # validated once here; a slider move only checks its index
         self.weights_per_step, self.steps = checkpoint_arrays(weights_per_step, steps)
-        checkpoint_weights(self.weights_per_step, self.steps, step_index)  # validate
+        checkpoint_summary(self.weights_per_step, self.steps, step_index)
         count, n, m = self.weights_per_step.shape
         self.query_labels = check_labels(query_labels, n, "query_labels", "queries")
         self.key_labels = check_labels(key_labels, m, "key_labels", "keys")
@@ -478,7 +480,7 @@ class CheckpointExplorer(render.Explorer):
         self.update()
 
     def compute(self, step_index):
-        return checkpoint_weights(self.weights_per_step, self.steps, step_index)
+        return checkpoint_summary(self.weights_per_step, self.steps, step_index)
 
     def draw(self, data):
         self.heatmap.set_data(data["weights"])

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from helpers import attention_np as anp
-from helpers.explorers import widgets
+from helpers.explorers import maths, widgets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 STEPS = [0, 10, 25, 50, 100, 200]  # six checkpoints, as _weights() makes
@@ -158,3 +158,25 @@ def test_explorer_uses_its_own_figure_not_pyplot():
     before = plt.get_fignums()
     _explorer()
     assert plt.get_fignums() == before
+
+
+def test_the_weights_are_validated_once_not_on_every_slider_move(monkeypatch):
+    """A (count, n, m) array is checked when the explorer is built; a move of the
+    slider only checks its index (the whole array is ~21 MB at n = 512)."""
+    calls = []
+    real = maths.checkpoint_arrays
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    for module in (maths, widgets):  # wherever the explorer might look it up
+        monkeypatch.setattr(module, "checkpoint_arrays", counted)
+    explorer = _explorer()
+    assert len(calls) == 1
+    for step_index in range(6):
+        explorer.update(step_index=step_index)
+        assert explorer.data["step_index"] == step_index
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="step_index must be an integer"):
+        explorer.update(step_index=6)
