@@ -22,9 +22,8 @@ import numpy as np
 from matplotlib.container import BarContainer
 from matplotlib.ticker import MaxNLocator
 
-from helpers import _validate
+from helpers import _validate, plotting
 from helpers import attention_np as anp
-from helpers import plotting
 from helpers._arrays import check_labels, to_array
 from helpers.explorers import readouts, render
 from helpers.explorers.maths import (
