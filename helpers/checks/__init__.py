@@ -33,7 +33,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_decode_step``;
 - ``induction``, lesson 11 (torch, imported on first use):
   ``check_prefix_matching_score``, ``check_previous_token_score``,
-  ``check_prediction``.
+  ``check_prediction``;
+- ``kv_cache``, lesson 13: ``check_sliding_window_mask``, ``check_sink_attention``,
+  ``check_mla_absorption``, ``check_ring_buffer_step``.
 
 The engine they share is ``_engine`` (running a case, explaining a mismatch, the
 short failure), ``_where`` (the learner's cell and line) and ``_mistakes``
@@ -48,6 +50,12 @@ from helpers.checks.attention import (
     check_shuffle_keys_and_values,
 )
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
+from helpers.checks.kv_cache import (
+    check_mla_absorption,
+    check_ring_buffer_step,
+    check_sink_attention,
+    check_sliding_window_mask,
+)
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
@@ -102,5 +110,9 @@ __all__ = [
     "check_rope",
     "check_grouped_query_attention",
     "check_decode_step",
+    "check_sliding_window_mask",
+    "check_sink_attention",
+    "check_mla_absorption",
+    "check_ring_buffer_step",
     *_INDUCTION,
 ]
