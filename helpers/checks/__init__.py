@@ -34,6 +34,8 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``induction``, lesson 11 (torch, imported on first use):
   ``check_prefix_matching_score``, ``check_previous_token_score``,
   ``check_prediction``;
+- ``linear``, lesson 12: ``check_delta_step``, ``check_causal_linear_attention``,
+  ``check_linear_attention``;
 - ``kv_cache``, lesson 13: ``check_sliding_window_mask``, ``check_sink_attention``,
   ``check_mla_absorption``, ``check_ring_buffer_step``.
 
@@ -55,6 +57,11 @@ from helpers.checks.kv_cache import (
     check_ring_buffer_step,
     check_sink_attention,
     check_sliding_window_mask,
+)
+from helpers.checks.linear import (
+    check_causal_linear_attention,
+    check_delta_step,
+    check_linear_attention,
 )
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
@@ -110,6 +117,9 @@ __all__ = [
     "check_rope",
     "check_grouped_query_attention",
     "check_decode_step",
+    "check_delta_step",
+    "check_causal_linear_attention",
+    "check_linear_attention",
     "check_sliding_window_mask",
     "check_sink_attention",
     "check_mla_absorption",
