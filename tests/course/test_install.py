@@ -105,16 +105,18 @@ def _environment_pip():
     return next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
 
 
-def test_environment_yml_is_the_learner_set_for_binder():
+# what a class image adds to the learner's set (tests/hub checks the hub's side)
+CLASS_TOOLS = ("jupyterhub", "nbgitpuller", "nbgrader")
+
+
+def test_environment_yml_is_the_learner_set_and_the_class_tools():
     pip = _environment_pip()
     assert "-e ." in pip
     pins = _pins(p for p in pip if not p.startswith("torch"))
     learner = _pins(requirement_lines(LEARNER))
-    # nbgitpuller: a JupyterHub built from this image distributes the course with it
-    puller = _pins(requirement_lines(DEVELOPER))["nbgitpuller"]
-    assert pins == {k: v for k, v in learner.items() if k != "torch"} | {
-        "nbgitpuller": puller
-    }
+    developer = _pins(requirement_lines(DEVELOPER))
+    expected = {k: v for k, v in learner.items() if k != "torch"}
+    assert pins == expected | {tool: developer[tool] for tool in CLASS_TOOLS}
 
 
 def test_environment_yml_takes_only_torch_from_pytorchs_index():
