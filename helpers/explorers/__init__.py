@@ -11,12 +11,15 @@ last expression, ``explorers.TemperatureExplorer(scores)``. The package:
 - ``render``: the engine, one persistent figure updated in place;
 - ``widgets``: the explorer classes, thin shells over the three above;
 - ``kernels`` and ``kernels_maths``: lesson 12's explorers (random features,
-  recall from a fixed-size state) and their maths.
+  recall from a fixed-size state) and their maths;
+- ``budget`` and ``budget_maths``: lesson 13's explorers (the KV-cache budget of
+  published models, top-k attention) and their maths.
 
 The explorer classes load ipywidgets and matplotlib on first use, so that
 ``helpers.explorers.maths`` stays importable without them. Never imports torch.
 """
 
+from helpers.explorers import budget_maths
 from helpers.explorers.maths import (
     attention_stats,
     checkpoint_weights,
@@ -39,6 +42,8 @@ _WIDGETS = (
 )
 # from helpers.explorers.kernels (lesson 12), loaded on first use like _WIDGETS
 _KERNELS = ("RandomFeaturesExplorer", "RecallExplorer")
+# from helpers.explorers.budget (lesson 13), loaded on first use like _WIDGETS
+_BUDGET = ("KVBudgetExplorer", "TopKExplorer")
 
 
 def __getattr__(name):
@@ -50,6 +55,10 @@ def __getattr__(name):
         from helpers.explorers import kernels
 
         return getattr(kernels, name)
+    if name in _BUDGET:
+        from helpers.explorers import budget
+
+        return getattr(budget, name)
     raise AttributeError(f"module 'helpers.explorers' has no attribute {name!r}")
 
 
@@ -60,6 +69,8 @@ def __dir__():
 __all__ = [
     *_WIDGETS,
     *_KERNELS,
+    *_BUDGET,
+    "budget_maths",
     "attention_stats",
     "checkpoint_weights",
     "entropy",
