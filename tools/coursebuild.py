@@ -1,7 +1,8 @@
 """Build what instructors and readers use from the lessons.
 
     python -m tools.coursebuild student   # notebooks/student/: solutions stubbed
-    python -m tools.coursebuild slides    # build/slides/: reveal.js decks, offline
+    python -m tools.coursebuild slides    # build/slides/: reveal.js decks and
+                                          # their handouts (PDF), offline
     python -m tools.coursebuild html      # build/html/: executed pages, offline
     python -m tools.coursebuild present   # notebooks/present/: for live slides
 
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import explorer_export, slidefit
+from tools import explorer_export, slidefit, slideplan
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -153,20 +154,15 @@ def add_slide_metadata(nb):
 PRESENT = NOTEBOOKS / "present"
 
 
-def present_copy(nb):
-    """The lesson as jupyterlab-slideshow presents it, outputs kept.
-
-    jupyterlab-slideshow 0.3.4 shows a cell continuing a slide only when it has
-    no slide type (it hides nbformat's "-"), so "-" is dropped; test markers
-    are stripped as in every export.
-    """
+def present_copy(nb, curation=None):
+    """The lesson as jupyterlab-slideshow presents it, outputs kept: the same
+    slides as its deck (tools/slideplan.py), every cell still there to run, the
+    deck's notes as notes cells; test markers stripped as in every export."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
-        if cell.metadata.get("slideshow", {}).get("slide_type") == "-":
-            del cell.metadata["slideshow"]
         if cell.cell_type == "code":
             cell.source = slidefit.strip_test_markers(cell.source)
-    return nb
+    return slideplan.present_notebook(nb, slideplan.plan(nb, curation))
 
 
 def write_present_copies(dest=PRESENT, source=NOTEBOOKS):
@@ -174,7 +170,8 @@ def write_present_copies(dest=PRESENT, source=NOTEBOOKS):
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(source.glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        nbformat.write(present_copy(nb), dest / path.name)
+        curation = slideplan.load_curation(path)
+        nbformat.write(present_copy(nb, curation), dest / path.name)
     return dest
 
 
@@ -334,15 +331,16 @@ def execute_with_frames(nb, path):
     return {}
 
 
-def prepare(nb, kind, frames=None):
-    """What a reader sees: no test markers, honest explorers, slides that fit."""
+def prepare(nb, kind, frames=None, curation=None):
+    """What a reader sees: no test markers, honest explorers; for a deck, the
+    slides tools/slideplan.py designs, with their speaker notes."""
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = slidefit.strip_test_markers(cell.source)
-    explorer_export.replace_explorers(nb, frames)
     if kind == "slides":
-        add_slide_metadata(nb)
-        nb = slidefit.layout(nb)
+        explorer_export.replace_explorers(nb, frames, note=explorer_export.ON_SLIDES)
+        return slideplan.deck_notebook(nb, slideplan.plan(nb, curation))
+    explorer_export.replace_explorers(nb, frames)
     return nb
 
 
@@ -363,7 +361,7 @@ def export(kind, paths=None, dest=None, execute=False):
         if execute is True or (execute and path in execute):
             print(f"executing {path.name} ...", flush=True)
             frames = execute_with_frames(nb, path)
-        nb = prepare(nb, kind, frames)
+        nb = prepare(nb, kind, frames, slideplan.load_curation(path))
         body, _ = exporter.from_notebook_node(
             nb, resources={"metadata": {"name": path.stem}}
         )
@@ -375,12 +373,59 @@ def export(kind, paths=None, dest=None, execute=False):
     return written
 
 
+# -- handouts ----------------------------------------------------------------------
+
+
+def handout_path(deck):
+    """build/slides/NN_topic.slides.html -> build/slides/NN_topic.handout.pdf"""
+    return deck.with_name(deck.name.replace(".slides.html", ".handout.pdf"))
+
+
+def write_handouts(decks, browser=None):
+    """Print each deck with its speaker notes to a PDF beside it (the handout).
+
+    Chromium (tools/chromium.py, driven by Playwright) opens the deck with
+    ``?print-pdf``: reveal.js lays out one page per slide and the deck template
+    puts the slide's notes under it (A4's proportions, the notes' type shrunk
+    to fit their half of the page). Nothing is fetched from the network.
+    """
+    if browser is None:
+        from playwright.sync_api import sync_playwright
+
+        from tools.chromium import CHROMIUM, CHROMIUM_ARGS
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                return write_handouts(decks, browser)
+            finally:
+                browser.close()
+    written = []
+    for deck in decks:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        context.route("http://**/*", lambda route: route.abort())
+        context.route("https://**/*", lambda route: route.abort())
+        try:
+            page = context.new_page()
+            page.goto(deck.as_uri() + "?print-pdf")
+            page.wait_for_function("() => window.courseHandoutReady", timeout=120_000)
+            out = handout_path(deck)
+            page.pdf(path=str(out), prefer_css_page_size=True, print_background=True)
+        finally:
+            context.close()
+        written.append(out)
+        print(f"handout: {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
+    return written
+
+
 def main(argv):
     command = argv[0] if argv else ""
     if command == "student":
         write_student_copies()
     elif command == "slides":
-        export("slides")
+        write_handouts(export("slides"))
     elif command == "html":
         export("html", execute=True)
     elif command == "present":

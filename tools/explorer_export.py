@@ -20,7 +20,7 @@ import re
 
 import nbformat
 
-EXPLORER_CELL = re.compile(r"\bwidgets\.(\w+Explorer)\(")
+EXPLORER_CELL = re.compile(r"\b(?:explorers|widgets)\.(\w+Explorer)\(")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAX_FRAMES = 48
 MAX_VALUES = 16  # values per control, evenly spaced, the current one kept
@@ -35,6 +35,11 @@ NEEDS_JUPYTER = (
     "A still picture of the explorer at the values the lesson sets. Its sliders "
     "need a running kernel: open the lesson in JupyterLab (<code>make lab</code>) "
     "or present it as live slides (README, For instructors)."
+)
+# the same on a slide, where every word counts against the room's reading
+ON_SLIDES = (
+    "A still at the lesson's values: its sliders need a running kernel "
+    "(the live slides, in JupyterLab)."
 )
 
 # Runs in the lesson's kernel after its last cell; writes JSON to {path!r}.
@@ -132,8 +137,10 @@ def is_explorer_cell(cell):
     return cell.cell_type == "code" and bool(EXPLORER_CELL.search(cell.source))
 
 
-def frames_html(explorer):
-    """A slider per key control, the frame, the readout, and the swap script."""
+def frames_html(explorer, note=None):
+    """A slider per key control, the frame, the readout, and the swap script.
+
+    ``note``: the line under the frame (by default, how many settings it has)."""
     start = ",".join(str(c["start"]) for c in explorer["controls"])
     png, readout = explorer["frames"][start]
     controls = "".join(
@@ -149,21 +156,23 @@ def frames_html(explorer):
         {"controls": explorer["controls"], "frames": explorer["frames"]}
     ).replace("</", "<\\/")
     count = len(explorer["frames"])
+    note = note or (
+        f"{count} settings rendered when this page was built; in JupyterLab the "
+        "explorer computes any setting of every control."
+    )
     return (
         f'<div class="course-explorer" data-explorer="{explorer["class"]}">'
         f'<div class="course-explorer-controls">{controls}</div>'
         f'<pre class="course-explorer-readout">{html.escape(readout)}</pre>'
         f'<img class="course-explorer-frame" alt="{explorer["class"]}" '
         f'src="data:image/png;base64,{png}">'
-        f'<p class="course-explorer-note">{count} settings rendered when this page '
-        "was built; in JupyterLab the explorer computes any setting of every "
-        "control.</p>"
+        f'<p class="course-explorer-note">{note}</p>'
         f'<script type="application/json" class="course-explorer-data">{data}'
         f"</script><script>{SCRIPT}</script></div>"
     )
 
 
-def still_outputs(cell):
+def still_outputs(cell, note=NEEDS_JUPYTER):
     """The explorer's stored picture and a line saying sliders need Jupyter."""
     outputs = []
     for output in cell.get("outputs", []):
@@ -173,17 +182,23 @@ def still_outputs(cell):
                 nbformat.v4.new_output("display_data", data={"image/png": png})
             )
             break
-    note = f'<p class="course-explorer-note">{NEEDS_JUPYTER}</p>'
-    outputs.append(nbformat.v4.new_output("display_data", data={"text/html": note}))
+    html = f'<p class="course-explorer-note">{note}</p>'
+    outputs.append(nbformat.v4.new_output("display_data", data={"text/html": html}))
     return outputs
 
 
-def replace_explorers(nb, frames=None):
+def _frames_note(explorer):
+    count = len(explorer["frames"])
+    return f"{count} settings rendered at build time; live slides compute any."
+
+
+def replace_explorers(nb, frames=None, note=None):
     """Give every explorer cell working frames or a still; drop widget state.
 
     ``frames``: what :data:`FRAME_CODE` wrote, keyed by execution count. Without
     the widget state no page loads a widget manager, so no control is left that
-    moves while nothing changes.
+    moves while nothing changes. ``note``: a shorter line for the still and the
+    frames (decks: ON_SLIDES).
     """
     frames = frames or {}
     for cell in nb.cells:
@@ -193,11 +208,16 @@ def replace_explorers(nb, frames=None):
         if explorer and explorer["frames"]:
             cell.outputs = [
                 nbformat.v4.new_output(
-                    "display_data", data={"text/html": frames_html(explorer)}
+                    "display_data",
+                    data={
+                        "text/html": frames_html(
+                            explorer, note and _frames_note(explorer)
+                        )
+                    },
                 )
             ]
         else:
-            cell.outputs = still_outputs(cell)
+            cell.outputs = still_outputs(cell, note or NEEDS_JUPYTER)
     for cell in nb.cells:  # any other widget view would be a dead control
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)

@@ -20,6 +20,7 @@ import nbformat
 import pytest
 
 from tests.course.cell_deps import cell_names, with_dependencies
+from tools import explorer_export
 
 from .conftest import ARTIFACTS, REPO
 
@@ -34,7 +35,7 @@ def _explorer_cells(path):
         i
         for i, cell in enumerate(nb.cells)
         if cell.cell_type == "code"
-        and re.search(r"\bwidgets\.\w+Explorer\(", cell.source)
+        and explorer_export.EXPLORER_CELL.search(cell.source)
     ]
 
 

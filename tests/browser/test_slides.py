@@ -1,6 +1,8 @@
 """Slide decks: every lesson built once with its stored outputs, opened from disk
 in Chromium with the network blocked (tests/browser/offline.py), paged through."""
 
+import re
+
 import pytest
 
 from tools import coursebuild
@@ -15,25 +17,31 @@ from .offline import (
 
 pytestmark = pytest.mark.browser
 
-# Pages through every slide in the page and reports each one whose content
-# leaves the 1280x800 slide, clips code sideways, or scrolls inside itself.
+# Pages through every slide in the page and measures it as the room sees it:
+# content that leaves the 1280x800 slide, clips sideways or scrolls inside
+# itself; the smallest text as rendered (computed size times reveal.js's scale),
+# code and text outputs apart from the rest; the prose words in view; whether a
+# slide that shortens the lesson (a cell tagged course-shortened) has notes.
+# Math is measured by the text around it: MathJax sizes its glyphs to that
+# text's x-height, so its own font-size (about 75 % of it) says nothing.
 EVERY_SLIDE = """async () => {
   const typeset = () => new Promise(r =>
     (window.MathJax && MathJax.Hub) ? MathJax.Hub.Queue(r) : r());
   await typeset();
   Reveal.slide(0, 0);
   const total = Reveal.getTotalSlides();
-  const bad = [];
-  let zoomed = 0;
+  const SKIP = '.MathJax_CHTML, .MathJax_Preview, .MathJax, .MJX_Assistive_MathML, '
+    + 'script, style, aside.notes';
+  const slides = [];
   // MathJax 2 typesets the whole deck once, awaited above; waiting on its queue
-  // again at every slide cost ~0.2 s a slide (18 s for lesson 04) and found
-  // nothing more. No wait for a frame either: the decks have no transition, and
-  // getBoundingClientRect lays the new slide out on the spot (waiting two frames
-  // a slide cost 13 s over the 12 decks and gave the same report; a too-tall
-  // block added to a slide is still reported).
+  // again at every slide cost ~0.2 s a slide and found nothing more. No wait for
+  // a frame either: the decks have no transition, and getBoundingClientRect
+  // lays the new slide out on the spot.
   for (let i = 0; i < total; i++) {
     const slide = Reveal.getCurrentSlide();
-    const box = document.querySelector('.reveal .slides').getBoundingClientRect();
+    const container = document.querySelector('.reveal .slides');
+    const box = container.getBoundingClientRect();
+    const scale = box.width / container.offsetWidth;
     const problems = [];
     const parts = slide.querySelectorAll(
       '.jp-Cell, .jp-OutputArea-output, img, pre, table, .MathJax_CHTML');
@@ -48,14 +56,53 @@ EVERY_SLIDE = """async () => {
       if (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(style.overflowY))
         problems.push('scrolls inside ' + el.tagName);
     }
-    if (slide.style.zoom) zoomed++;
-    if (problems.length) bad.push(
-      location.hash + ' ' + [...new Set(problems)].join(', ') + ': '
-      + slide.innerText.slice(0, 60).replace(/\\n/g, ' '));
+    let body = 99, code = 99, words = 0, smallest = '';
+    const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent.trim();
+      const el = node.parentElement;
+      if (!text || el.closest(SKIP) || !el.getClientRects().length) continue;
+      const size = parseFloat(getComputedStyle(el).fontSize) * scale;
+      if (el.closest('pre, code')) {
+        code = Math.min(code, size);
+      } else {
+        if (size < body) { body = size; smallest = text.slice(0, 30); }
+        words += (text.match(/[^\\W_][\\w'’.-]*/gu) || []).length;
+      }
+    }
+    slides.push({
+      where: location.hash, body, code, words, smallest,
+      problems: [...new Set(problems)],
+      shortened: !!slide.querySelector('.celltag_course-shortened'),
+      notes: slide.querySelectorAll('aside.notes').length > 0,
+      text: slide.innerText.slice(0, 50).replace(/\\n/g, ' ')});
     Reveal.next();
   }
-  return {total, bad, zoomed};
+  return slides;
 }"""
+
+# as rendered at 1280x800, after reveal.js's scaling
+BODY_PX, CODE_PX, WORDS = 24, 20, 60
+# slides allowed to break a rule, each with its reason: (deck stem, the start of
+# the slide's text) -> why
+EXCEPTIONS = {}
+
+
+def slide_problems(deck, slide):
+    """What is wrong with one measured slide (a list of strings)."""
+    problems = list(slide["problems"])
+    if slide["body"] < BODY_PX:
+        problems.append(f"text {slide['body']:.1f} px ({slide['smallest']!r})")
+    if slide["code"] < CODE_PX:
+        problems.append(f"code {slide['code']:.1f} px")
+    if slide["words"] > WORDS:
+        problems.append(f"{slide['words']} words")
+    if slide["shortened"] and not slide["notes"]:
+        problems.append("shortened, with no speaker notes")
+    for (stem, start), _why in EXCEPTIONS.items():
+        if deck.name.startswith(stem) and slide["text"].startswith(start):
+            return []
+    return problems
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +117,15 @@ def test_no_test_marker_reaches_a_reader(decks):
 
 
 @pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
-def test_every_slide_of_every_deck_fits_the_screen(browser, decks, size):
-    """Every deck at 1280x800; at 1920x1080 (reveal.js scales the same 1280x800
-    slide up, so the layout is the same) the longest deck, as a check of that."""
+def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
+    """Every slide of every deck at 1280x800: it fits (no overflow, clipping or
+    scrolling), its text is at least 24 px and its code 20 px as rendered, it
+    shows at most 60 words of prose, and if it shortens the lesson its notes
+    hold the rest. At 1920x1080 (reveal.js scales the same 1280x800 slide up,
+    so the layout is the same) the longest deck, as a check of that."""
     if size != (1280, 800):
         decks = [max(decks, key=lambda d: d.stat().st_size)]
-    report = []
+    report, summary = [], []
     for deck in decks:
         context, page, problems = offline_page(browser, *size)
         try:
@@ -83,17 +133,34 @@ def test_every_slide_of_every_deck_fits_the_screen(browser, decks, size):
             page.wait_for_function(
                 "() => window.Reveal && Reveal.isReady()", timeout=30_000
             )
-            result = page.evaluate(EVERY_SLIDE)
-            assert result["total"] >= 5, f"{deck.name}: {result['total']} slides"
-            report += [f"{deck.name} {b}" for b in result["bad"]]
+            slides = page.evaluate(EVERY_SLIDE)
+            assert len(slides) >= 5, f"{deck.name}: {len(slides)} slides"
+            for slide in slides:
+                bad = slide_problems(deck, slide)
+                if bad:
+                    report.append(
+                        f"{deck.name} {slide['where']} {', '.join(bad)}: "
+                        f"{slide['text']}"
+                    )
             report += [f"{deck.name} {p}" for p in problems]
-            if deck.stem.startswith("04") and size == (1280, 800):
+            summary.append(
+                f"{deck.stem}: {len(slides)} slides, text >= "
+                f"{min(s['body'] for s in slides):.1f} px, code >= "
+                f"{min(s['code'] for s in slides):.1f} px, words <= "
+                f"{max(s['words'] for s in slides)}"
+            )
+            if deck.stem.startswith("01") and size == (1280, 800):
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                page.evaluate("() => Reveal.slide(1, 0)")
-                page.screenshot(path=str(ARTIFACTS / f"slides_{deck.stem}.png"))
+                for where in ("0/0", "3/0", "9/0"):
+                    page.evaluate(f"() => Reveal.slide({where.replace('/', ',')})")
+                    name = f"slides_{deck.stem}_{where.replace('/', '_')}.png"
+                    page.screenshot(path=str(ARTIFACTS / name))
         finally:
             context.close()
-    assert not report, f"{len(report)} slides do not fit:\n" + "\n".join(report[:20])
+    print("\n".join(summary))
+    assert not report, f"{len(report)} slides are not slides:\n" + "\n".join(
+        report[:30]
+    )
 
 
 def test_deck_moves_and_typesets_math(browser, decks):
@@ -126,6 +193,73 @@ def test_decks_have_no_dead_widget_and_their_sliders_move(browser, decks):
 
 def test_explorers_not_executed_are_stills_with_a_note(decks):
     assert_explorers_are_stills_with_a_note(decks)
+
+
+def test_speaker_view_shows_the_notes(browser, decks):
+    """The S key opens reveal.js's speaker view (a second window, offline) with
+    the current slide's notes: lesson 01's "Seeing it" slide, whose reading of
+    the figure the slide leaves to the speaker."""
+    deck = next(d for d in decks if d.stem.startswith("01"))
+    context, page, problems = offline_page(browser)
+    try:
+        page.goto(deck.as_uri())
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        index = page.evaluate(
+            """() => Reveal.getSlides().findIndex(s =>
+                 /Seeing it/i.test(s.querySelector('h2') ? s.querySelector('h2')
+                   .textContent : ''))"""
+        )
+        assert index >= 0, "no 'Seeing it' slide"
+        page.evaluate(
+            "(i) => Reveal.slide(...Object.values(Reveal.getIndices("
+            "Reveal.getSlides()[i])))",
+            index,
+        )
+        with page.expect_popup() as popup_info:
+            page.keyboard.press("s")
+        popup = popup_info.value
+        notes = popup.locator(".speaker-controls-notes .value")
+        notes.wait_for(timeout=15_000)
+        popup.wait_for_function(
+            "() => /softmax keeps/i.test(document.querySelector("
+            "'.speaker-controls-notes .value').textContent)",
+            timeout=15_000,
+        )
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        popup.screenshot(path=str(ARTIFACTS / "speaker_view_01.png"))
+        assert problems == [], problems[:5]
+    finally:
+        context.close()
+
+
+def test_handouts_one_page_per_slide(browser, decks):
+    """make slides prints a handout per deck (coursebuild.write_handouts); one
+    deck, the smallest (printing takes about a second a slide), is printed here,
+    offline, and has one page per slide or fewer; the next test checks that the
+    build prints one for every deck."""
+    deck = min(decks, key=lambda d: d.stat().st_size)
+    (pdf,) = coursebuild.write_handouts([deck], browser)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page\b", data))
+    context, page, _ = offline_page(browser)
+    try:
+        page.goto(deck.as_uri())
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        slides = page.evaluate("() => Reveal.getTotalSlides()")
+    finally:
+        context.close()
+    assert 1 <= pages <= slides, f"{pages} pages for {slides} slides"
+
+
+def test_make_slides_writes_a_handout_per_lesson(monkeypatch, decks):
+    printed = []
+    monkeypatch.setattr(coursebuild, "export", lambda kind: decks)
+    monkeypatch.setattr(coursebuild, "write_handouts", printed.extend)
+    coursebuild.main(["slides"])
+    assert sorted(printed) == sorted(decks)
+    names = {coursebuild.handout_path(d).name for d in decks}
+    assert len(names) == len(decks) and all(n.endswith(".handout.pdf") for n in names)
 
 
 def test_shipped_assets_are_small(decks):

@@ -1,4 +1,5 @@
-"""Slide metadata, the deck layout and the exported explorers (no browser).
+"""Slide metadata, the decks' slides and notes, the live slides' copies and the
+exported explorers (no browser).
 
 The student-copy tests live in tests/course/test_student_copies.py; the browser checks
 of decks and pages in tests/browser/.
@@ -10,7 +11,7 @@ import time
 import nbformat
 import pytest
 
-from tools import coursebuild, explorer_export, slidefit
+from tools import coursebuild, explorer_export, slidefit, slideplan, slidetext
 
 LESSONS = coursebuild.lessons()
 IDS = [p.stem for p in LESSONS]
@@ -42,40 +43,135 @@ def test_test_markers_and_their_reason_are_stripped():
     assert slidefit.strip_test_markers("y = 2") == "y = 2"
 
 
-def test_long_code_is_split_at_top_level_blank_lines():
+def test_code_folds_to_the_lines_that_carry_the_idea():
     body = "\n".join(f"    x{i} = {i}" for i in range(12))
-    source = f"def f():\n{body}\n\n    return 1\n\n\ndef g():\n{body}\n    return 2"
-    parts = slidefit.split_code(source, max_lines=14)
-    assert len(parts) == 2
-    assert parts[0].startswith("def f():") and parts[1].startswith("def g():")
-    assert "\n\n".join(parts).split() == source.split()  # nothing lost
+    source = (
+        f'def f():\n    """One line."""\n{body}\n    return 1\n\n\n'
+        "y = f()  # the idea\nprint(y)\nassert y == 1\nnp.testing.assert_allclose(y, 1)"
+    )
+    code, folded = slidetext.fold_code(source, max_lines=8)
+    assert folded
+    lines = code.splitlines()
+    assert lines[:3] == ["def f():", '    """One line."""', "    ..."]
+    assert "y = f()  # the idea" in lines and "print(y)" in lines
+    assert not any("assert" in line for line in lines)
+    assert lines[-1].startswith("# ... ") and "speaker notes" in lines[-1]
+    assert slidetext.fold_code("x = 1\nprint(x)") == ("x = 1\nprint(x)", False)
+    kept, _ = slidetext.fold_code(source, keep=["print(y)"])
+    assert kept.splitlines()[0] == "print(y)"
 
 
-def test_long_markdown_is_split_between_paragraphs_only():
-    para = "word " * 200
-    source = f"{para}\n\n<details>\n\n{para}\n\n{para}\n\n</details>\n\n{para}"
-    parts = slidefit.split_markdown(source)
-    assert len(parts) >= 2
-    for part in parts:
-        assert part.count("<details>") == part.count("</details>")
+def test_slide_form_keeps_heading_math_lead_and_short_items():
+    source = (
+        "## 2 · A heading\n\n"
+        "First sentence of the lead. " + "More words here. " * 20 + "\n\n"
+        "$$\na = b\n$$\n\n"
+        "**You will learn**\n\n"
+        "- how the score grows: " + "and much more " * 10 + "\n"
+        "- why it matters, with a reason\n\n"
+        "> **A note.** " + "quoted " * 30 + "\n\n"
+        "A later paragraph that stays in the notes."
+    )
+    ((form, full),) = slidetext.slide_form(source)
+    assert full.split() == source.split()
+    assert form.startswith("## 2 · A heading\n\nFirst sentence of the lead.\n\n$$")
+    assert "- how the score grows\n- why it matters" in form
+    assert "**You will learn**" in form
+    assert "quoted" not in form and "later paragraph" not in form
+    assert slidetext.words(form) <= slidetext.WORDS
+    short = "## Short\n\nA cell short enough to show whole."
+    assert slidetext.slide_form(short) == [(short, short)]
+
+
+def test_sections_split_at_inner_headings_only():
+    source = "Tail of the last section.\n\n## 3 · Next\n\nText.\n\n### A sub-heading"
+    parts = slidetext.split_at_sections(source)
+    assert parts == [
+        "Tail of the last section.",
+        "## 3 · Next\n\nText.\n\n### A sub-heading",
+    ]
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=IDS)
-def test_layout_keeps_every_line_and_drops_skipped_cells(path):
-    nb = coursebuild.add_slide_metadata(nbformat.read(path, as_version=4))
-    laid = slidefit.layout(nb)
-    shown = " ".join(c.source for c in laid.cells)
+def test_curation_file_matches_its_lesson(path):
+    """A lesson's slide curation (notebooks/slides/NN_topic.json) names cells the
+    lesson still has, lines they still contain, and why; without one, the rules
+    alone make the deck."""
+    curation = slideplan.load_curation(path)
+    nb = nbformat.read(path, as_version=4)
+    assert slideplan.check_curation(nb, curation) == []
+
+
+def test_every_curation_file_has_its_lesson():
+    names = {p.stem for p in LESSONS}
+    files = sorted(slideplan.CURATION.glob("*.json"))
+    assert files, "lesson 01 at least is curated"
+    for file in files:
+        assert file.stem in names, f"{file.name}: no lesson {file.stem}.ipynb"
+
+
+def test_curation_check_reports_drift():
+    nb = nbformat.read(LESSONS[1], as_version=4)
+    code = next(c for c in nb.cells if c.cell_type == "code")
+    problems = slideplan.check_curation(
+        nb,
+        {
+            "cells": {
+                "gone-id": {"show": "none", "why": "x"},
+                code.id: {"keep": ["no such line in it"], "why": "x", "colour": 1},
+            }
+        },
+    )
+    assert any("gone-id" in p and "not in the lesson" in p for p in problems)
+    assert any("no such line" in p for p in problems)
+    assert any("colour" in p for p in problems)
+
+
+def _deck(path):
+    nb = nbformat.read(path, as_version=4)
+    return nb, slideplan.plan(nb, slideplan.load_curation(path))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=IDS)
+def test_deck_and_notes_keep_every_word_of_the_lesson(path):
+    """What leaves a slide is in its notes: every word of every cell the deck
+    presents is on a slide or in the speaker notes (setup cells, solutions and
+    checks are left out on purpose)."""
+    nb, slides = _deck(path)
+    shown = " ".join(
+        [p.cell.source for s in slides for p in s.pieces]
+        + [n for s in slides for n in s.notes]
+    ).split()
+    shown_set = set(shown)
     for cell in nb.cells:
-        skipped = cell.metadata["slideshow"]["slide_type"] == "skip"
+        if slideplan.SKIPPED_TAGS & set(cell.metadata.get("tags", [])):
+            continue
         source = slidefit.strip_test_markers(cell.source)
-        for word in source.split()[:40]:
-            if not skipped:
-                assert word in shown, f"{path.name}: lost {word!r}"
-    assert all(c.metadata["slideshow"]["slide_type"] != "skip" for c in laid.cells)
-    assert len({c.id for c in laid.cells}) == len(laid.cells)
-    # the same lesson lays out the same way: a rebuilt deck differs only where
-    # the lesson changed
-    assert [c.id for c in slidefit.layout(nb).cells] == [c.id for c in laid.cells]
+        if cell.cell_type == "code" and slidetext.is_setup(source):
+            continue
+        missing = [w for w in source.split() if w not in shown_set]
+        assert not missing, f"{path.name} cell {cell.id}: lost {missing[:5]}"
+    assert slides[0].kind == "slide" and sum(s.kind == "slide" for s in slides) >= 3
+    for slide in slides:
+        assert slide.pieces, "an empty slide"
+        if any(p.shortened for p in slide.pieces):
+            assert slide.notes, f"{path.name}: a shortened slide without notes"
+        words = sum(
+            slidetext.words(p.cell.source) for p in slide.pieces if p.kind == "text"
+        )
+        assert words <= slidetext.WORDS + 5, f"{path.name}: {words} words on a slide"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=IDS)
+def test_deck_is_the_same_when_rebuilt(path):
+    """The same lesson gives the same deck: cell ids stable and unique."""
+    nb, slides = _deck(path)
+    first = slideplan.deck_notebook(nb, slides)
+    again = slideplan.deck_notebook(
+        nb, slideplan.plan(nb, slideplan.load_curation(path))
+    )
+    ids = [c.id for c in first.cells]
+    assert ids == [c.id for c in again.cells] and len(set(ids)) == len(ids)
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=IDS)
@@ -102,20 +198,48 @@ def test_frames_html_swaps_frames_by_slider_index():
     assert "2 settings rendered" in html
 
 
-def test_present_copy_keeps_slides_and_drops_continuation_marks():
-    path = LESSONS[1]
-    nb = nbformat.read(path, as_version=4)
-    present = coursebuild.present_copy(nb)
-    assert len(present.cells) == len(nb.cells)
-    for cell, original in zip(present.cells, nb.cells, strict=True):
-        kind = original.metadata["slideshow"]["slide_type"]
-        if kind == "-":
-            assert "slideshow" not in cell.metadata
-        else:
-            assert cell.metadata["slideshow"]["slide_type"] == kind
+def _starts(cells):
+    """(source cell id, slide type) of each cell that starts a slide."""
+    out = []
+    for cell in cells:
+        kind = cell.metadata.get("slideshow", {}).get("slide_type")
+        if kind in ("slide", "subslide"):
+            out.append((cell.metadata.get("course", {}).get("slide_of", cell.id), kind))
+    return out
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=IDS)
+def test_present_copy_follows_the_deck(path):
+    """The live slides (jupyterlab-slideshow) start the same slides, from the same
+    cells, as the offline deck; every cell of the lesson is still there, in
+    order, so Run All runs them and the explorers work; nothing continues a
+    slide with nbformat's "-", which jupyterlab-slideshow 0.3.4 hides."""
+    nb, slides = _deck(path)
+    present = coursebuild.present_copy(nb, slideplan.load_curation(path))
+    deck = slideplan.deck_notebook(nb, slides)
+    # a cell's output on the next sub-slide cannot be split off a live cell
+    deck_starts = []
+    previous_id = None
+    for slide in slides:
+        first = slide.pieces[0]
+        if not (first.kind == "output" and first.source_id == previous_id):
+            deck_starts.append((first.source_id, slide.kind))
+        previous_id = slide.pieces[-1].source_id
+    assert deck.cells
+    assert _starts(present.cells) == deck_starts
+    originals = [c for c in present.cells if "course" not in c.metadata]
+    assert [c.id for c in originals] == [c.id for c in nb.cells]
+    for cell, original in zip(originals, nb.cells, strict=True):
+        assert cell.metadata.get("slideshow", {}).get("slide_type") != "-"
         assert "NBVAL" not in cell.source
         if cell.cell_type == "code":
             assert cell.outputs == original.outputs
+            assert cell.source == slidefit.strip_test_markers(original.source)
+        if SKIPPED & set(cell.metadata.get("tags", [])):
+            assert cell.metadata["slideshow"]["slide_type"] == "skip"
+
+
+SKIPPED = slideplan.SKIPPED_TAGS
 
 
 @pytest.mark.parametrize("kind", ["html", "slides"])
