@@ -22,11 +22,16 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``softmax``, lessons 01 and 03: ``check_softmax``, ``check_masked_softmax``;
 - ``logsumexp``, lesson 03: ``check_logsumexp``, ``check_merge_stats``;
 - ``scale``, lesson 04: ``check_softmax_jacobian``, ``check_find_temperature``;
+- ``sqrt_dk``, lesson 04: ``check_predict_score_std``,
+  ``check_half_entropy_temperature``, ``check_softmax_backward``;
 - ``attention``, lessons 01 and 02: ``check_attention_one_query``,
   ``check_attention``, ``check_scaled_dot_product_attention``,
   ``check_shuffle_keys_and_values``;
 - ``masks``, lesson 05: ``check_causal_mask``, ``check_zero_weights``;
+- ``decoder_masks``, lesson 05: ``check_mask_conversion``, ``check_decoder_mask``;
 - ``self_attention``, lesson 06: ``check_self_attention``;
+- ``projections``, lesson 06: ``check_predict_shapes``, ``check_shrink_prediction``,
+  ``check_self_attention_layer``;
 - ``heads``, lesson 07: ``check_split_heads``, ``check_multi_head_attention``;
 - ``online``, lesson 08: ``check_online_softmax``;
 - ``transformer``, lesson 10: ``check_rope``, ``check_grouped_query_attention``,
@@ -51,6 +56,7 @@ from helpers.checks.attention import (
     check_scaled_dot_product_attention,
     check_shuffle_keys_and_values,
 )
+from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversion
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
 from helpers.checks.kv_cache import (
     check_mla_absorption,
@@ -66,9 +72,19 @@ from helpers.checks.linear import (
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
+from helpers.checks.projections import (
+    check_predict_shapes,
+    check_self_attention_layer,
+    check_shrink_prediction,
+)
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
 from helpers.checks.softmax import check_masked_softmax, check_softmax
+from helpers.checks.sqrt_dk import (
+    check_half_entropy_temperature,
+    check_predict_score_std,
+    check_softmax_backward,
+)
 from helpers.checks.transformer import (
     check_decode_step,
     check_grouped_query_attention,
@@ -108,9 +124,17 @@ __all__ = [
     "check_merge_stats",
     "check_softmax_jacobian",
     "check_find_temperature",
+    "check_predict_score_std",
+    "check_half_entropy_temperature",
+    "check_softmax_backward",
     "check_causal_mask",
     "check_zero_weights",
+    "check_mask_conversion",
+    "check_decoder_mask",
     "check_self_attention",
+    "check_predict_shapes",
+    "check_shrink_prediction",
+    "check_self_attention_layer",
     "check_split_heads",
     "check_multi_head_attention",
     "check_online_softmax",

@@ -1,0 +1,209 @@
+"""helpers.checks.projections, lesson 06: predicted shapes, seed 003's input
+shrunk, and a whole self-attention layer (projections, scale, causal mask,
+output projection) built from a blank cell.
+
+Each wrong answer is written as a learner would write it; the build exercise's
+known mistakes are also run twice, for the staged hints.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from helpers.checks import (
+    check_predict_shapes,
+    check_self_attention_layer,
+    check_shrink_prediction,
+)
+from tests.checks.catalogue import right, simple_softmax, topic_tests, wrong
+from tests.checks.stepwise import assert_staged
+
+# --------------------------------------------------------------------------
+# Right answers
+# --------------------------------------------------------------------------
+
+
+def shapes(n, d_model, d_k, d_v):
+    return {
+        "Q": (n, d_k),
+        "K": (n, d_k),
+        "V": (n, d_v),
+        "scores": (n, n),
+        "output": (n, d_v),
+    }
+
+
+def shapes_as_lists(n, d_model, d_k, d_v):
+    return {k: list(v) for k, v in shapes(n, d_model, d_k, d_v).items()}
+
+
+def shrink(c):
+    return c**2, "flatter" if c > 1 else "sharper"
+
+
+def layer(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (..., n, d_k), ..., (..., n, d_v)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1])  # (..., n, n)
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    weights = simple_softmax(scores)  # (..., n, n)
+    return weights @ V @ W_O, weights
+
+
+def layer_einsum(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = np.einsum("...id,...jd->...ij", Q, K) / math.sqrt(Q.shape[-1])
+    if causal:
+        n = scores.shape[-1]
+        scores = scores + np.triu(np.full((n, n), -np.inf), k=1)
+    weights = simple_softmax(scores)
+    return weights @ (V @ W_O), weights  # W_O first: the same product
+
+
+# --------------------------------------------------------------------------
+# Wrong answers
+# --------------------------------------------------------------------------
+
+
+def shapes_output_d_k(n, d_model, d_k, d_v):
+    return {**shapes(n, d_model, d_k, d_v), "output": (n, d_k)}
+
+
+def shapes_scores_d_k(n, d_model, d_k, d_v):
+    return {**shapes(n, d_model, d_k, d_v), "scores": (n, d_k)}
+
+
+def shapes_v_d_k(n, d_model, d_k, d_v):
+    return {**shapes(n, d_model, d_k, d_v), "V": (n, d_k)}
+
+
+def shapes_unprojected(n, d_model, d_k, d_v):
+    return {**shapes(n, d_model, d_k, d_v), "Q": (n, d_model)}
+
+
+def shrink_linear(c):
+    return c, "flatter" if c > 1 else "sharper"
+
+
+def shrink_always_flatter(c):
+    return c**2, "flatter"
+
+
+def layer_no_w_o(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1])
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    weights = simple_softmax(scores)
+    return weights @ V, weights
+
+
+def layer_mask_ignored(X, W_Q, W_K, W_V, W_O, causal=False):
+    return layer(X, W_Q, W_K, W_V, W_O)
+
+
+def layer_triu(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1])
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.triu(np.ones((n, n), dtype=bool), k=1), scores, -np.inf)
+    weights = np.nan_to_num(simple_softmax(scores))
+    return weights @ V @ W_O, weights
+
+
+def layer_mask_after(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    weights = simple_softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1]))
+    if causal:
+        weights = weights * np.tril(np.ones(weights.shape[-2:], dtype=bool))
+    return weights @ V @ W_O, weights
+
+
+def layer_d_model(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(X.shape[-1])
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    weights = simple_softmax(scores)
+    return weights @ V @ W_O, weights
+
+
+def layer_naive_exp(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1])
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    e = np.exp(scores)
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ V @ W_O, weights
+
+
+RIGHT = [
+    right(
+        check_predict_shapes,
+        shapes,
+        prints="✓ check_predict_shapes: 4 sets of sizes passed",
+    ),
+    right(
+        check_predict_shapes,
+        shapes_as_lists,
+        prints="✓ check_predict_shapes: 4 sets of sizes passed",
+    ),
+    right(
+        check_shrink_prediction,
+        shrink,
+        prints=r"✓ check_shrink_prediction: 3 values of c passed\. .+",
+    ),
+    right(check_self_attention_layer, layer),
+    right(check_self_attention_layer, layer_einsum),
+]
+
+LAYER_WRONG = [
+    (layer_no_w_o, "the last step of the layer is missing"),
+    (layer_mask_ignored, "the mask is not applied"),
+    (layer_triu, "your weights sit on the future"),
+    (layer_mask_after, "zeroed after the softmax"),
+    (layer_d_model, "divided by sqrt(d_model)"),
+    (layer_naive_exp, "e^score overflowed"),
+]
+
+WRONG = [
+    *wrong(
+        check_predict_shapes,
+        [
+            (shapes_output_d_k, "`output` rows have the size of a query or key"),
+            (shapes_scores_d_k, "one column per key"),
+            (shapes_v_d_k, "`V` has d_k columns"),
+            (shapes_unprojected, "still has d_model columns"),
+        ],
+    ),
+    *wrong(
+        check_shrink_prediction,
+        [
+            (shrink_linear, "your factor is off"),
+            (shrink_always_flatter, "the wrong way round"),
+        ],
+    ),
+    *wrong(check_self_attention_layer, LAYER_WRONG),
+]
+
+test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
+    topic_tests(RIGHT, WRONG)
+)
+
+
+@pytest.mark.parametrize(("fn", "says"), LAYER_WRONG, ids=lambda x: str(x)[:30])
+def test_layer_hints_come_in_steps(fn, says, capsys):
+    assert_staged(check_self_attention_layer, (fn,), says, capsys)
+
+
+def test_shrink_hints_come_in_steps(capsys):
+    assert_staged(
+        check_shrink_prediction, (shrink_always_flatter,), "wrong way", capsys
+    )
