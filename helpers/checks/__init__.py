@@ -19,6 +19,12 @@ where the answer differs from the reference.
 
 The catalogue of mistakes lives beside each exercise, one module per topic:
 
+- ``conventions``, lesson 00: ``check_make_queries``, ``check_shape_names``,
+  ``check_course_mask``;
+- ``predicted``, lessons 01 and 02 (predict, then observe): ``check_key_winners``,
+  ``check_predicted_shapes``;
+- ``queries``, lesson 01: ``check_attention_each_query``;
+- ``streaming``, lesson 03: ``check_streaming_attention``;
 - ``softmax``, lessons 01 and 03: ``check_softmax``, ``check_masked_softmax``;
 - ``logsumexp``, lesson 03: ``check_logsumexp``, ``check_merge_stats``;
 - ``scale``, lesson 04: ``check_softmax_jacobian``, ``check_find_temperature``;
@@ -56,6 +62,11 @@ from helpers.checks.attention import (
     check_scaled_dot_product_attention,
     check_shuffle_keys_and_values,
 )
+from helpers.checks.conventions import (
+    check_course_mask,
+    check_make_queries,
+    check_shape_names,
+)
 from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversion
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
 from helpers.checks.kv_cache import (
@@ -72,11 +83,13 @@ from helpers.checks.linear import (
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
+from helpers.checks.predicted import check_key_winners, check_predicted_shapes
 from helpers.checks.projections import (
     check_predict_shapes,
     check_self_attention_layer,
     check_shrink_prediction,
 )
+from helpers.checks.queries import check_attention_each_query
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
 from helpers.checks.softmax import check_masked_softmax, check_softmax
@@ -85,6 +98,7 @@ from helpers.checks.sqrt_dk import (
     check_predict_score_std,
     check_softmax_backward,
 )
+from helpers.checks.streaming import check_streaming_attention
 from helpers.checks.transformer import (
     check_decode_step,
     check_grouped_query_attention,
@@ -114,6 +128,13 @@ def __dir__():
 
 __all__ = [
     "CheckFailed",
+    "check_make_queries",
+    "check_shape_names",
+    "check_course_mask",
+    "check_key_winners",
+    "check_predicted_shapes",
+    "check_attention_each_query",
+    "check_streaming_attention",
     "check_softmax",
     "check_attention_one_query",
     "check_attention",

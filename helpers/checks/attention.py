@@ -326,7 +326,8 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
     """Check ``fn(Q, K, V, mask=None, scale=None) -> (output, weights)``.
 
     Cases: n != m and d_v != d_k, a batch axis, an explicit ``scale``, large
-    scores, a random mask, and a mask with a fully masked row.
+    scores, a random mask, a mask with a fully masked row, and two batch axes
+    sharing one (n, m) mask (lesson 02's build exercise).
     """
     rng = np.random.default_rng(seed)
     fully_masked = _random_mask(rng, (4, 5))
@@ -339,6 +340,16 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
         _attention_case(rng, (2,), 4, 6, 3, 2, mask=_random_mask(rng, (2, 4, 6))),
         _attention_case(
             rng, (), 4, 5, 3, 2, mask=fully_masked, note="query 1 fully masked"
+        ),
+        _attention_case(
+            rng,
+            (2, 3),
+            3,
+            5,
+            4,
+            2,
+            mask=_random_mask(rng, (3, 5)),
+            note="two batch axes, one (n, m) mask for all",
         ),
     ]
     v = partial(partial, _sdpa_variant)
