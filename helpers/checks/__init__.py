@@ -40,8 +40,12 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_self_attention_layer``;
 - ``heads``, lesson 07: ``check_split_heads``, ``check_multi_head_attention``;
 - ``online``, lesson 08: ``check_online_softmax``;
+- ``capstone``, lesson 09: ``check_d_k_experiment``, ``check_scale_experiment``,
+  ``check_mask_experiment`` (predict, then observe: they train with the lesson's
+  ``train``), ``check_recall_attention``;
 - ``transformer``, lesson 10: ``check_rope``, ``check_grouped_query_attention``,
   ``check_decode_step``;
+- ``decoding``, lesson 10: ``check_rope_halves``, ``check_cached_generation``;
 - ``induction``, lesson 11 (torch, imported on first use):
   ``check_prefix_matching_score``, ``check_previous_token_score``,
   ``check_prediction``;
@@ -62,12 +66,19 @@ from helpers.checks.attention import (
     check_scaled_dot_product_attention,
     check_shuffle_keys_and_values,
 )
+from helpers.checks.capstone import (
+    check_d_k_experiment,
+    check_mask_experiment,
+    check_recall_attention,
+    check_scale_experiment,
+)
 from helpers.checks.conventions import (
     check_course_mask,
     check_make_queries,
     check_shape_names,
 )
 from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversion
+from helpers.checks.decoding import check_cached_generation, check_rope_halves
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
 from helpers.checks.kv_cache import (
     check_mla_absorption,
@@ -162,6 +173,12 @@ __all__ = [
     "check_rope",
     "check_grouped_query_attention",
     "check_decode_step",
+    "check_rope_halves",
+    "check_cached_generation",
+    "check_d_k_experiment",
+    "check_scale_experiment",
+    "check_mask_experiment",
+    "check_recall_attention",
     "check_delta_step",
     "check_causal_linear_attention",
     "check_linear_attention",

@@ -1,0 +1,288 @@
+"""Lesson 09's checkers (helpers.checks.capstone) against wrong answers.
+
+The three experiment checkers run with a stand-in for the lesson's ``train``
+(a few lines that return a history of the same form, at once), so these tests
+check the checkers' logic: the shared QUICK refused, a changed QUICK refused, a
+wrong config named, each prediction compared with what the run measured. The
+build checker, ``check_recall_attention``, is tested against the right answer
+and learner-style wrong ones.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from helpers import checks
+from helpers.checks import CheckFailed, _hints
+from tests.checks.catalogue import right, topic_tests, wrong
+
+# --------------------------------------------------------------------------
+# The experiments, with a stand-in trainer
+# --------------------------------------------------------------------------
+
+QUICK_AS_DEFINED = {
+    "d_model": 32,
+    "d_k": 16,
+    "scaled": True,
+    "mask": "padding",
+    "steps": 300,
+    "seed": 0,
+}
+
+
+def fake_train(config):
+    """What the lesson's train measures, in the shape it returns it."""
+    config = dict(config)
+    accuracy = 0.99
+    if config["d_k"] == 1:
+        accuracy = 0.51
+    if config["mask"] == "flipped":
+        accuracy = 0.10
+    unscaled = not config["scaled"]
+    return {
+        "config": config,
+        "step": [0, 100, 300],
+        "accuracy": [0.1, 0.29 if unscaled else 0.97 * accuracy, accuracy],
+        "loss": [2.4, 2.3, 2.30 if config["mask"] == "flipped" else 0.1],
+        "weight_on_key": [0.0, 0.0, 0.0 if config["mask"] == "flipped" else 0.9],
+        "max_weight": [0.96 if unscaled else 0.53, 0.9, 0.95],
+    }
+
+
+@pytest.fixture
+def lab():
+    quick = dict(QUICK_AS_DEFINED)
+    return quick, fake_train(quick)
+
+
+def d_k_right(quick):
+    def my_d_k_experiment():
+        return {**quick, "d_k": 1}, False
+
+    return my_d_k_experiment
+
+
+def test_the_d_k_experiment_passes_with_the_right_prediction(lab, capsys):
+    quick, baseline = lab
+    assert checks.check_d_k_experiment(d_k_right(quick), fake_train, quick, baseline)
+    out = capsys.readouterr().out
+    assert "your prediction was right: accuracy 0.51 with d_k = 1" in out
+
+
+def test_a_wrong_prediction_is_told_what_happened_then_why(lab):
+    quick, baseline = lab
+    _hints.reset()
+
+    def my_d_k_experiment():
+        return {**quick, "d_k": 1}, True
+
+    with pytest.raises(CheckFailed, match="is not what happened: accuracy 0.51"):
+        checks.check_d_k_experiment(my_d_k_experiment, fake_train, quick, baseline)
+    with pytest.raises(CheckFailed, match="Why: with d_k = 1"):
+        checks.check_d_k_experiment(my_d_k_experiment, fake_train, quick, baseline)
+    _hints.reset()
+
+
+def test_config_is_quick_itself_is_refused_and_named(lab):
+    quick, baseline = lab
+
+    def my_d_k_experiment():
+        config = quick
+        config["d_k"] = 1
+        return config, False
+
+    with pytest.raises(CheckFailed, match="QUICK itself, not a copy") as info:
+        checks.check_d_k_experiment(my_d_k_experiment, fake_train, quick, baseline)
+    assert "config = quick" in info.value.where  # the learner's line
+    assert "{**QUICK" not in str(info.value)  # the fix only on request
+
+
+def test_a_quick_changed_earlier_is_refused_by_every_experiment(lab):
+    quick, baseline = lab
+    quick["d_k"] = 1  # an in-place edit somewhere before the check
+
+    def my_mask_experiment():
+        return {**quick, "mask": "flipped"}, False
+
+    for checker, fn in [
+        (checks.check_d_k_experiment, d_k_right(quick)),
+        (checks.check_mask_experiment, my_mask_experiment),
+    ]:
+        with pytest.raises(CheckFailed, match="its `d_k` changed since"):
+            checker(fn, fake_train, quick, baseline)
+
+
+def test_the_trainer_gets_a_copy_of_the_config(lab):
+    quick, baseline = lab
+    seen = []
+
+    def spying_train(config):
+        seen.append(config)
+        config["d_k"] = 99  # a trainer that scribbles on its argument
+        return fake_train({**config, "d_k": 1})
+
+    config = {**quick, "d_k": 1}
+    checks.check_d_k_experiment(lambda: (config, False), spying_train, quick, baseline)
+    assert config["d_k"] == 1 and seen[0] is not config
+
+
+WRONG_CONFIGS = [
+    (lambda q: ({**q, "d_k": 2}, False), "differs from the experiment in `d_k`"),
+    (lambda q: ({**q, "d_k": 1, "steps": 600}, False), "`steps`"),
+    (lambda q: ({"d_k": 1}, False), "differs from the experiment in"),
+    (lambda q: ({**q, "d_k": 1}, "no"), "must be True or False"),
+    (lambda q: {**q, "d_k": 1}, "must return a tuple of 2 values"),
+]
+
+
+@pytest.mark.parametrize(("make", "says"), WRONG_CONFIGS)
+def test_a_wrong_d_k_answer_is_named(lab, make, says):
+    quick, baseline = lab
+    with pytest.raises(CheckFailed, match=says.replace("(", r"\(").replace("**", "")):
+        checks.check_d_k_experiment(lambda: make(quick), fake_train, quick, baseline)
+
+
+def test_the_scale_experiment_checks_both_predictions(lab, capsys):
+    quick, baseline = lab
+    config = {**quick, "d_k": 256, "scaled": False}
+    assert checks.check_scale_experiment(
+        lambda: (config, True, True), fake_train, quick, baseline
+    )
+    assert "both predictions were right" in capsys.readouterr().out
+    for said, name in [((False, True), "saturated"), ((True, False), "slower")]:
+        with pytest.raises(CheckFailed, match=f"prediction `{name}`"):
+            checks.check_scale_experiment(
+                lambda s=said: (config, *s), fake_train, quick, baseline
+            )
+    with pytest.raises(CheckFailed, match="`scaled`"):
+        checks.check_scale_experiment(
+            lambda: ({**quick, "d_k": 256}, True, True), fake_train, quick, baseline
+        )
+
+
+def test_the_mask_experiment(lab, capsys):
+    quick, baseline = lab
+    config = {**quick, "mask": "flipped"}
+    assert checks.check_mask_experiment(
+        lambda: (config, False), fake_train, quick, baseline
+    )
+    assert f"ln 10 = {math.log(10):.2f}" in capsys.readouterr().out
+    with pytest.raises(CheckFailed, match="is not what happened: accuracy 0.10"):
+        checks.check_mask_experiment(
+            lambda: (config, True), fake_train, quick, baseline
+        )
+
+
+# --------------------------------------------------------------------------
+# 9.4: the multi-head recall layer
+# --------------------------------------------------------------------------
+
+
+def _softmax(scores):
+    top = scores.max(-1, keepdims=True)
+    e = np.exp(scores - top)
+    return e / e.sum(-1, keepdims=True)
+
+
+def recall_right(memory, asked, W_Q, W_K, W_V, num_heads, lengths):
+    batch, m, _ = memory.shape
+    n = asked.shape[1]
+
+    def split(x):  # (batch, t, H d) -> (batch, H, t, d)
+        return x.reshape(batch, x.shape[1], num_heads, -1).transpose(0, 2, 1, 3)
+
+    Q, K, V = split(asked @ W_Q), split(memory @ W_K), split(memory @ W_V)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])  # (b, H, n, m)
+    real = np.arange(m)[None, :] < lengths[:, None]  # (batch, m)
+    weights = _softmax(np.where(real[:, None, None, :], scores, -np.inf))
+    y = (weights @ V).transpose(0, 2, 1, 3).reshape(batch, n, -1)
+    return y, weights
+
+
+def recall_loop(memory, asked, W_Q, W_K, W_V, num_heads, lengths):
+    # one head and one memory at a time
+    batch, m, _ = memory.shape
+    d_k, d_v = W_Q.shape[1] // num_heads, W_V.shape[1] // num_heads
+    ys, ws = [], []
+    for b in range(batch):
+        heads, weights = [], []
+        for h in range(num_heads):
+            q = asked[b] @ W_Q[:, h * d_k : (h + 1) * d_k]
+            k = memory[b, : lengths[b]] @ W_K[:, h * d_k : (h + 1) * d_k]
+            v = memory[b, : lengths[b]] @ W_V[:, h * d_v : (h + 1) * d_v]
+            w = _softmax(q @ k.T / math.sqrt(d_k))
+            heads.append(w @ v)
+            weights.append(np.pad(w, ((0, 0), (0, m - lengths[b]))))
+        ys.append(np.concatenate(heads, axis=-1))
+        ws.append(np.stack(weights))
+    return np.stack(ys), np.stack(ws)
+
+
+def _variant(**change):
+    def my_recall_attention(memory, asked, W_Q, W_K, W_V, num_heads, lengths):
+        batch, m, _ = memory.shape
+        n = asked.shape[1]
+
+        def split(x):
+            if change.get("split") == "reshape":
+                return x.reshape(batch, num_heads, x.shape[1], -1)
+            return x.reshape(batch, x.shape[1], num_heads, -1).transpose(0, 2, 1, 3)
+
+        Q, K, V = split(asked @ W_Q), split(memory @ W_K), split(memory @ W_V)
+        d = W_Q.shape[1] if change.get("scale") == "width" else Q.shape[-1]
+        scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d)
+        slots = np.arange(m)[None, :]
+        real = (
+            slots <= lengths[:, None]
+            if change.get("mask") == "<="
+            else (slots < lengths[:, None])
+        )
+        if change.get("mask") == "none":
+            weights = _softmax(scores)
+        elif change.get("mask") == "after":
+            weights = _softmax(scores) * real[:, None, None, :]
+        else:
+            weights = _softmax(np.where(real[:, None, None, :], scores, -np.inf))
+        heads = weights @ V
+        if change.get("merge") == "reshape":
+            return heads.reshape(batch, n, -1), weights
+        return heads.transpose(0, 2, 1, 3).reshape(batch, n, -1), weights
+
+    return my_recall_attention
+
+
+RIGHT = [
+    right(checks.check_recall_attention, recall_right),
+    right(checks.check_recall_attention, recall_loop),
+]
+
+WRONG = wrong(
+    checks.check_recall_attention,
+    [
+        (_variant(scale="width"), "full width", "scale-width"),
+        (_variant(mask="none"), "padding was not masked", "no-mask"),
+        (_variant(mask="<="), "see one padding slot", "off-by-one"),
+        (_variant(mask="after"), "after the softmax", "mask-after"),
+        (_variant(split="reshape"), "without moving the heads axis", "split"),
+        (_variant(merge="reshape"), "merged with a reshape alone", "merge"),
+    ],
+)
+
+test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
+    topic_tests(RIGHT, WRONG)
+)
+
+
+def test_a_recall_mistake_is_told_in_steps(capsys):
+    _hints.reset()
+    fn = _variant(scale="width")
+    with pytest.raises(CheckFailed) as first:
+        checks.check_recall_attention(fn)
+    fix = first.value.mistake.fix
+    assert "full width" in first.value.diagnosis and fix not in str(first.value)
+    with pytest.raises(CheckFailed, match="Why: each head's score"):
+        checks.check_recall_attention(fn)
+    checks.hint("recall_attention")
+    assert f"Fix: {fix}" in capsys.readouterr().out
+    _hints.reset()
