@@ -39,7 +39,11 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``projections``, lesson 06: ``check_predict_shapes``, ``check_shrink_prediction``,
   ``check_self_attention_layer``;
 - ``heads``, lesson 07: ``check_split_heads``, ``check_multi_head_attention``;
+- ``parameters``, lesson 07: ``check_parameter_count`` (torch, imported when it
+  runs);
 - ``online``, lesson 08: ``check_online_softmax``;
+- ``tiles``, lesson 08: ``check_score_bytes``, ``check_merge_states``,
+  ``check_causal_tiled_attention``;
 - ``capstone``, lesson 09: ``check_d_k_experiment``, ``check_scale_experiment``,
   ``check_mask_experiment`` (predict, then observe: they train with the lesson's
   ``train``), ``check_recall_attention``;
@@ -49,6 +53,8 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``induction``, lesson 11 (torch, imported on first use):
   ``check_prefix_matching_score``, ``check_previous_token_score``,
   ``check_prediction``;
+- ``circuits``, lesson 11 (torch, imported on first use):
+  ``check_induction_scores``, ``check_fixed_repeat_prediction``;
 - ``linear``, lesson 12: ``check_delta_step``, ``check_causal_linear_attention``,
   ``check_linear_attention``;
 - ``kv_cache``, lesson 13: ``check_sliding_window_mask``, ``check_sink_attention``,
@@ -94,6 +100,7 @@ from helpers.checks.linear import (
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
+from helpers.checks.parameters import check_parameter_count
 from helpers.checks.predicted import check_key_winners, check_predicted_shapes
 from helpers.checks.projections import (
     check_predict_shapes,
@@ -110,6 +117,11 @@ from helpers.checks.sqrt_dk import (
     check_softmax_backward,
 )
 from helpers.checks.streaming import check_streaming_attention
+from helpers.checks.tiles import (
+    check_causal_tiled_attention,
+    check_merge_states,
+    check_score_bytes,
+)
 from helpers.checks.transformer import (
     check_decode_step,
     check_grouped_query_attention,
@@ -123,6 +135,8 @@ _INDUCTION = (
     "check_previous_token_score",
     "check_prediction",
 )
+# Lesson 11's build and predict exercises, loaded on first use for the same reason.
+_CIRCUITS = ("check_induction_scores", "check_fixed_repeat_prediction")
 
 
 def __getattr__(name):
@@ -130,6 +144,10 @@ def __getattr__(name):
         from helpers.checks import induction
 
         return getattr(induction, name)
+    if name in _CIRCUITS:
+        from helpers.checks import circuits
+
+        return getattr(circuits, name)
     raise AttributeError(f"module 'helpers.checks' has no attribute {name!r}")
 
 
@@ -170,6 +188,10 @@ __all__ = [
     "check_split_heads",
     "check_multi_head_attention",
     "check_online_softmax",
+    "check_parameter_count",
+    "check_score_bytes",
+    "check_merge_states",
+    "check_causal_tiled_attention",
     "check_rope",
     "check_grouped_query_attention",
     "check_decode_step",
@@ -187,4 +209,5 @@ __all__ = [
     "check_mla_absorption",
     "check_ring_buffer_step",
     *_INDUCTION,
+    *_CIRCUITS,
 ]
