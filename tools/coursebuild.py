@@ -162,7 +162,18 @@ def present_copy(nb, curation=None):
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = slidefit.strip_test_markers(cell.source)
-    return slideplan.present_notebook(nb, slideplan.plan(nb, curation))
+    return slideplan.present_notebook(nb, deck_plan(nb, curation))
+
+
+def deck_plan(nb, curation=None, frames=None):
+    """The slides of the lesson's deck (tools/slideplan.py), explorers as the
+    deck shows them; the live slides follow the same plan."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = slidefit.strip_test_markers(cell.source)
+    explorer_export.replace_explorers(nb, frames, note=explorer_export.ON_SLIDES)
+    return slideplan.plan(nb, curation)
 
 
 def write_present_copies(dest=PRESENT, source=NOTEBOOKS):
@@ -334,12 +345,11 @@ def execute_with_frames(nb, path):
 def prepare(nb, kind, frames=None, curation=None):
     """What a reader sees: no test markers, honest explorers; for a deck, the
     slides tools/slideplan.py designs, with their speaker notes."""
+    if kind == "slides":
+        return slideplan.deck_notebook(nb, deck_plan(nb, curation, frames))
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.source = slidefit.strip_test_markers(cell.source)
-    if kind == "slides":
-        explorer_export.replace_explorers(nb, frames, note=explorer_export.ON_SLIDES)
-        return slideplan.deck_notebook(nb, slideplan.plan(nb, curation))
     explorer_export.replace_explorers(nb, frames)
     return nb
 

@@ -85,6 +85,19 @@ def output_height(output):
     return 0
 
 
+def explorer_height(outputs):
+    """An explorer's picture and controls, whichever form it takes (a live
+    widget, frames or a still), so that the deck and the live slides agree."""
+    pictures = [
+        png
+        for output in outputs
+        for value in output.get("data", {}).values()
+        for png in re.findall(r"([A-Za-z0-9+/]{64})", str(value))[:1]
+        if png.startswith("iVBORw0KGgo")
+    ]
+    return (image_height(pictures[0]) if pictures else IMAGE_MAX_PX) + 110
+
+
 def code_height(source):
     return 20 + CODE_LINE_PX * max(1, _wrapped(source, CODE_CHARS))
 

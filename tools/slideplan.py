@@ -324,8 +324,10 @@ def _code(deck, cell, opts):
     else:
         code, folded = slidetext.fold_code(source, keep=opts.get("keep", ()))
     code_height = slidefit.code_height(code)
-    if explorer:  # the picture shrinks to fit, its controls stay
-        out_height = min(out_height, slidefit.BUDGET - code_height - 120)
+    if explorer:  # its picture (shrinking to fit) and controls, live or still
+        out_height = min(
+            slidefit.explorer_height(outputs), slidefit.BUDGET - code_height - 60
+        )
     together = code_height + out_height
     if together <= slidefit.BUDGET or not outputs:
         tags = ["course-explorer-slide"] if explorer else []
@@ -364,6 +366,7 @@ def deck_notebook(nb, slides):
     """The notebook nbconvert turns into the deck: the slides' cells in order,
     each slide's notes in a ``notes`` cell (reveal.js speaker notes)."""
     deck = copy.deepcopy(nb)
+    deck.metadata.pop("widgets", None)  # no widget manager: no dead controls
     cells, seen = [], set()
     for slide in slides:
         for k, piece in enumerate(slide.pieces):
@@ -416,8 +419,7 @@ def present_notebook(nb, slides):
                 for starts, piece in mine:
                     form = _md_cell(piece.cell.source, f"{cell.get('id')}-{len(out)}")
                     form.metadata["course"] = {"slide_of": cell.get("id")}
-                    if starts:
-                        form.metadata["slideshow"] = {"slide_type": starts}
+                    _live_type(form, starts)
                     out.append(form)
                 cell.metadata["slideshow"] = {"slide_type": "notes"}
             else:
@@ -433,9 +435,18 @@ def present_notebook(nb, slides):
     return present
 
 
+# jupyterlab-slideshow styles a cell while it presents through jupyterlab-fonts'
+# cell metadata; zoomed like this, JupyterLab's 14 px text and 13 px code show
+# at 24.5 and 22.75 px, the deck's floors
+FONTS_KEY = "@deathbeds/jupyterlab-fonts"
+PRESENTING = "body[data-jp-deck-mode='presenting'] &"
+LIVE_ZOOM = "175%"
+
+
 def _live_type(cell, starts):
     """jupyterlab-slideshow 0.3.4 continues a slide only with no slide type
-    (it hides nbformat's "-")."""
+    (it hides nbformat's "-"); every cell it shows is zoomed for the room."""
     cell.metadata.pop("slideshow", None)
     if starts:
         cell.metadata["slideshow"] = {"slide_type": starts}
+    cell.metadata[FONTS_KEY] = {"styles": {"": {PRESENTING: {"zoom": LIVE_ZOOM}}}}

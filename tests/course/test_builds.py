@@ -129,7 +129,7 @@ def test_curation_check_reports_drift():
 
 def _deck(path):
     nb = nbformat.read(path, as_version=4)
-    return nb, slideplan.plan(nb, slideplan.load_curation(path))
+    return nb, coursebuild.deck_plan(nb, slideplan.load_curation(path))
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=IDS)
