@@ -125,6 +125,7 @@ def _induction_cases(rng):
                 lengths,
                 sizes=sizes,
                 facts={"lengths": lengths.tolist()},
+                note=f"repeat lengths P = {lengths.tolist()}",
             )
         )
     return cases
