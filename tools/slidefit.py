@@ -67,7 +67,7 @@ def image_height(b64):
 def output_height(output):
     """Estimated pixels one output takes on a slide."""
     if output.output_type == "stream":
-        return 14 + 27.5 * _wrapped(output.text, CODE_CHARS)
+        return 26 + 27.5 * _wrapped(output.text, CODE_CHARS)
     data = output.get("data", {})
     if "image/png" in data:
         return 12 + image_height(data["image/png"])
@@ -81,7 +81,7 @@ def output_height(output):
         pre = sum(_wrapped(p, CODE_CHARS) for p in pres)
         return 16 + MD_LINE_PX * rows + 27.5 * pre + image
     if "text/plain" in data:
-        return 14 + 27.5 * _wrapped(data["text/plain"], CODE_CHARS)
+        return 26 + 27.5 * _wrapped(data["text/plain"], CODE_CHARS)
     return 0
 
 
@@ -99,7 +99,7 @@ def explorer_height(outputs):
 
 
 def code_height(source):
-    return 20 + CODE_LINE_PX * max(1, _wrapped(source, CODE_CHARS))
+    return 38 + CODE_LINE_PX * max(1, _wrapped(source, CODE_CHARS))
 
 
 def markdown_height(source):
@@ -107,13 +107,14 @@ def markdown_height(source):
     height, in_math = 0, False
     for line in source.splitlines():
         text = line.strip()
-        if text.startswith("$$"):
+        tall = re.search(r"\\(frac|sum|over|under|begin|prod|int)", text)
+        if text.startswith("$$") or (in_math and text.endswith("$$")):
             if text.count("$$") == 1:
                 in_math = not in_math
-            height += 34 if in_math or text.count("$$") == 1 else 70
+            height += 12 if text == "$$" else (64 if tall else 46)
             continue
         if in_math:
-            height += 34 if ("\\frac" in text or "\\sum" in text) else 24
+            height += 30 if tall else 22
             continue
         if not text:
             height += 14

@@ -329,6 +329,17 @@ def _code(deck, cell, opts):
             slidefit.explorer_height(outputs), slidefit.BUDGET - code_height - 60
         )
     together = code_height + out_height
+    current = deck.current
+    words_only = current.pieces and all(p.kind == "text" for p in current.pieces)
+    if (
+        new is None
+        and outputs
+        and not explorer
+        and together > deck.room()
+        and code_height <= deck.room()
+        and words_only
+    ):
+        together = slidefit.BUDGET + 1  # the code with its words, the output next
     if together <= slidefit.BUDGET or not outputs:
         tags = ["course-explorer-slide"] if explorer else []
         slide = deck.add(

@@ -20,7 +20,7 @@ TABLE_COLUMNS = 3
 TABLE_CHARS = 80  # visible characters of a table row on a slide
 CODE_LINES = 12  # code lines on a slide (the rest: speaker notes)
 
-SPAN = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|`[^`\n]+`")
+SPAN = re.compile(r"(?s:\$\$.+?\$\$)|\$[^$\n]+\$|`[^`\n]+`")
 LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
