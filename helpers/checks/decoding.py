@@ -49,7 +49,7 @@ _RULE = (
 )
 _HALVES_PAIRS = ck.Mistake(
     symptom="you rotated neighbouring coordinates (0, 1), (2, 3), ... together, the "
-    "layout of atn.rope and exercise 10.1's text, not the rotate-half layout",
+    "layout of atn.rope and section 2, not the rotate-half layout",
     why="this layout pairs the first half of x with the second half: coordinate i "
     "turns together with coordinate i + d/2. Both are valid RoPEs, but a model's "
     "weights were trained with one of them, and mixing them scrambles every score",
@@ -131,7 +131,7 @@ def check_rope_halves(fn, *, seed=0):
 
 
 # --------------------------------------------------------------------------
-# A cached decoder with RoPE and grouped-query attention (exercise 10.5)
+# A cached decoder with RoPE and grouped-query attention (exercise 10.4)
 # --------------------------------------------------------------------------
 
 
