@@ -16,7 +16,9 @@ their sliders or a still picture (tools/explorer_export.py).
 
 import contextlib
 import copy
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -354,11 +356,14 @@ def prepare(nb, kind, frames=None, curation=None):
     return nb
 
 
-def export(kind, paths=None, dest=None, execute=False):
+def export(kind, paths=None, dest=None, execute=False, frames=None):
     """Write ``kind`` ("slides" or "html") pages for ``paths`` into ``dest``.
 
     ``execute``: True to run every lesson first (explorers then get frames that
-    move with their sliders), or a collection of the paths to run.
+    move with their sliders), or a collection of the paths to run. A deck takes
+    the frames a run of the same lesson left in build/frames (``make html``'s or
+    an earlier ``make slides``'s) instead of running it again. ``frames``: the
+    frames to use, by path (tests).
     """
     ensure_assets()
     dest = dest or BUILD / kind
@@ -367,11 +372,14 @@ def export(kind, paths=None, dest=None, execute=False):
     written = []
     for path in paths or lessons():
         nb = nbformat.read(path, as_version=4)
-        frames = None
-        if execute is True or (execute and path in execute):
-            print(f"executing {path.name} ...", flush=True)
-            frames = execute_with_frames(nb, path)
-        nb = prepare(nb, kind, frames, slideplan.load_curation(path))
+        found = (frames or {}).get(path)
+        if found is None and (execute is True or (execute and path in execute)):
+            found = cached_frames(path) if kind == "slides" else None
+            if found is None:
+                print(f"executing {path.name} ...", flush=True)
+                found = execute_with_frames(nb, path)
+                store_frames(path, found)
+        nb = prepare(nb, kind, found, slideplan.load_curation(path))
         body, _ = exporter.from_notebook_node(
             nb, resources={"metadata": {"name": path.stem}}
         )
@@ -381,6 +389,44 @@ def export(kind, paths=None, dest=None, execute=False):
         written.append(out)
         print(f"{kind}: {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
     return written
+
+
+FRAMES = BUILD / "frames"
+
+
+def _frames_file(path):
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return FRAMES / f"{path.stem}.{digest}.json"
+
+
+def cached_frames(path):
+    """The explorers' frames of the lesson at ``path`` as it is now, if a run
+    of it stored them (build/frames, keyed by the lesson file's hash)."""
+    file = _frames_file(path)
+    return json.loads(file.read_text()) if file.exists() else None
+
+
+def store_frames(path, frames):
+    """Keep ``frames`` for the lesson at ``path`` (written whole, then renamed:
+    make test's two processes may store the same lesson)."""
+    file = _frames_file(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    for stale in file.parent.glob(f"{path.stem}.*.json"):
+        stale.unlink(missing_ok=True)
+    partial = file.with_suffix(f".{os.getpid()}.part")
+    partial.write_text(json.dumps(frames))
+    partial.replace(file)
+
+
+def lessons_with_explorers():
+    return {
+        path
+        for path in lessons()
+        if any(
+            explorer_export.is_explorer_cell(cell)
+            for cell in nbformat.read(path, as_version=4).cells
+        )
+    }
 
 
 # -- handouts ----------------------------------------------------------------------
@@ -435,7 +481,7 @@ def main(argv):
     if command == "student":
         write_student_copies()
     elif command == "slides":
-        write_handouts(export("slides"))
+        write_handouts(export("slides", execute=lessons_with_explorers()))
     elif command == "html":
         export("html", execute=True)
     elif command == "present":

@@ -254,7 +254,7 @@ def test_handouts_one_page_per_slide(browser, decks):
 
 def test_make_slides_writes_a_handout_per_lesson(monkeypatch, decks):
     printed = []
-    monkeypatch.setattr(coursebuild, "export", lambda kind: decks)
+    monkeypatch.setattr(coursebuild, "export", lambda kind, **options: decks)
     monkeypatch.setattr(coursebuild, "write_handouts", printed.extend)
     coursebuild.main(["slides"])
     assert sorted(printed) == sorted(decks)
