@@ -80,6 +80,22 @@ def scores_per_sequence(weights, lengths):
     return np.mean(means, axis=0)
 
 
+def scores_too_far(weights, lengths):
+    picked = [
+        weights[b][:, :, np.arange(p, 2 * p), np.arange(p, 2 * p) - p + 2]
+        for b, p in enumerate(lengths)
+    ]
+    return np.concatenate(picked, axis=-1).mean(-1)
+
+
+def scores_short_range(weights, lengths):
+    picked = [
+        weights[b][:, :, np.arange(p, 2 * p - 1), np.arange(p, 2 * p - 1) - p + 1]
+        for b, p in enumerate(lengths)
+    ]
+    return np.concatenate(picked, axis=-1).mean(-1)
+
+
 def scores_heads_first(weights, lengths):
     return induction_scores(weights, lengths).T
 
@@ -119,6 +135,8 @@ WRONG = [
             (scores_swapped, "above the diagonal"),
             (scores_per_sequence, "averaged each sequence first"),
             (scores_heads_first, "(layers, num_heads)"),
+            (scores_short_range, "leaves out the last query"),
+            (scores_too_far, "one position past"),
             (scores_by_helper, "you called induction.prefix_matching_score"),
         ],
     ),

@@ -82,6 +82,13 @@ def merge_only_b(m_a, l_a, acc_a, m_b, l_b, acc_b):
     return m, l_a + c_b * l_b, acc_a + c_b * acc_b
 
 
+def merge_sign(m_a, l_a, acc_a, m_b, l_b, acc_b):
+    m = np.maximum(m_a, m_b)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    c_a, c_b = np.exp(shift - m_a), np.exp(shift - m_b)
+    return m, c_a * l_a + c_b * l_b, c_a * acc_a + c_b * acc_b
+
+
 def merge_output(m_a, l_a, acc_a, m_b, l_b, acc_b):
     m, l, acc = merge_states(m_a, l_a, acc_a, m_b, l_b, acc_b)
     return m, l, acc / np.where(l == 0, 1.0, l)
@@ -166,6 +173,38 @@ def tiled_upper_left(Q, K, V, block_q, block_k):
     return out, tiles
 
 
+def tiled_only_full_tiles(Q, K, V, block_q, block_k):
+    rule = lambda q0, q1, k0, n, m: k0 + block_k - 1 > q0 + m - n  # noqa: E731
+    return causal_tiled(Q, K, V, block_q, block_k, skip_rule=rule)
+
+
+def tiled_unguarded(Q, K, V, block_q, block_k):
+    n, d_k = Q.shape
+    m = K.shape[0]
+    out, tiles = np.zeros((n, V.shape[1])), 0
+    for q0 in range(0, n, block_q):
+        q1 = min(q0 + block_q, n)
+        qi = np.arange(q0, q1)[:, None]
+        run_max = np.full((q1 - q0, 1), -np.inf)
+        run_z = np.zeros((q1 - q0, 1))
+        acc = np.zeros((q1 - q0, V.shape[1]))
+        for k0 in range(0, m, block_k):
+            if k0 > q1 - 1 + (m - n):
+                break
+            tiles += 1
+            S = Q[q0:q1] @ K[k0 : k0 + block_k].T / math.sqrt(d_k)
+            keys = np.arange(k0, min(k0 + block_k, m))[None]
+            S = np.where(keys <= qi + (m - n), S, -np.inf)
+            new = np.maximum(run_max, S.max(axis=1, keepdims=True))
+            P = np.exp(S - new)
+            c = np.exp(run_max - new)
+            run_z = c * run_z + P.sum(axis=1, keepdims=True)
+            acc = c * acc + P @ V[k0 : k0 + block_k]
+            run_max = new
+        out[q0:q1] = acc / run_z
+    return out, tiles
+
+
 def tiled_no_mask(Q, K, V, block_q, block_k):
     return causal_tiled(Q, K, V, block_q, block_k, mask=False)
 
@@ -209,6 +248,7 @@ WRONG = [
             (merge_unguarded, "NaN in the rows where neither part saw a key"),
             (merge_only_b, "rescaled only one of the two parts"),
             (merge_output, "normalised output"),
+            (merge_sign, "larger than 1"),
         ],
     ),
     *wrong(
@@ -220,6 +260,8 @@ WRONG = [
             (tiled_no_mask, "blocked pairs are not masked"),
             (tiled_no_rescale, "not rescaled"),
             (tiled_no_skip, "nothing was skipped"),
+            (tiled_only_full_tiles, "skipped the diagonal tiles too"),
+            (tiled_unguarded, "NaN in rows that have seen no key"),
             (tiled_full_mask, "you called helpers.attention_np.causal_mask"),
         ],
     ),
