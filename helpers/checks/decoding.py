@@ -393,6 +393,18 @@ def _diagnose_cache(case, got, expected):
     return None
 
 
+_CACHE_NOT_REPEATED = ck.Mistake(
+    symptom="your function stopped with a broadcasting error where {num_kv_heads} "
+    "K/V heads meet {num_heads} query heads: the K/V heads were not repeated for "
+    "their groups of query heads",
+    why="grouped-query attention keeps fewer K/V heads than query heads; before the "
+    "scores, each K/V head must be lined up with every query head of its group "
+    "(heads 0..g-1 use K/V head 0, g = num_heads // num_kv_heads)",
+    fix="np.repeat(keys, num_heads // num_kv_heads, axis=0) and the same for the "
+    "values, or your my_grouped_query_attention, which does it",
+)
+
+
 class _Generate:
     """Runs the learner's generator on fresh caches; named and located as it."""
 
@@ -408,7 +420,15 @@ class _Generate:
         T = len(prompt) + count
         K_cache = np.zeros((len(layers), G, T + 1, d_k))  # one spare row
         V_cache = np.zeros_like(K_cache)
-        result = self.fn(model.copied(), prompt.copy(), count, K_cache, V_cache)
+        self.not_repeated = False
+        try:
+            result = self.fn(model.copied(), prompt.copy(), count, K_cache, V_cache)
+        except ValueError as err:  # (H, ...) against (G, ...): heads not lined up
+            if H == G or "broadcast" not in str(err):
+                raise
+            self.not_repeated = True  # told by inspect, as a known mistake
+            vocab = model["embed"].shape[0]
+            result = np.zeros(T), np.zeros((count, vocab))
         if not isinstance(result, tuple | list) or len(result) != 2:
             raise TypeError(f"{self.__name__} must return (tokens, logits)")
         tokens, logits = result
@@ -463,9 +483,10 @@ def check_cached_generation(fn, *, seed=0):
     mistakes = [
         (m, lambda model, p, c, s=s: cached_variant(model, p, c, **s)) for m, s in slips
     ]
+    generate = _Generate(fn)
     return ck.run(
         "check_cached_generation",
-        _Generate(fn),
+        generate,
         cases,
         generate_uncached,
         (
@@ -476,6 +497,9 @@ def check_cached_generation(fn, *, seed=0):
         ),
         mistakes,
         _diagnose_cache,
+        inspect=lambda case, got: (
+            _CACHE_NOT_REPEATED.filled(case.sizes) if generate.not_repeated else None
+        ),
         signature="my_generate_cached(model, prompt, count, K_cache, V_cache)",
         hint="K and V have num_kv_heads heads, q has num_heads: did each K/V head "
         "serve its group of query heads before the scores?",

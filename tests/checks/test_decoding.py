@@ -212,7 +212,7 @@ WRONG = [
             (generator_rerotates, "K_cache holds the keys before RoPE"),
             (make_generator("query not rotated"), "query is not rotated", "raw-q"),
             (make_generator("tiled"), "tiled, not repeated", "tiled"),
-            (make_generator("not repeated"), "serve its group of query heads", "rep"),
+            (make_generator("not repeated"), "K/V heads were not repeated", "rep"),
             (
                 make_generator("reads before writing"),
                 "does not attend to itself",
@@ -263,6 +263,12 @@ def test_a_cached_generation_mistake_is_told_in_steps(slip, keyword, capsys):
     _hints.reset()
 
 
-def test_not_repeating_the_kv_heads_says_what_to_repeat():
-    with pytest.raises(CheckFailed, match=re.escape("group of query heads")):
+def test_not_repeating_the_kv_heads_is_a_known_mistake():
+    _hints.reset()
+    with pytest.raises(
+        CheckFailed, match=re.escape("2 K/V heads meet 6 query")
+    ) as info:
         checks.check_cached_generation(make_generator("not repeated"))
+    assert info.value.mistake is not None
+    assert "np.repeat" not in str(info.value)  # the fix only on request
+    _hints.reset()
