@@ -62,6 +62,11 @@ def move_every_slider(browser, path):
         ), f"{path.name}: a slider outside an explorer"
         for i in range(explorers.count()):
             explorer = explorers.nth(i)
+            # in a deck, go to the explorer's slide first (the others are hidden)
+            explorer.evaluate(
+                "(e) => window.Reveal && Reveal.slide("
+                "...Object.values(Reveal.getIndices(e.closest('section'))))"
+            )
             explorer.scroll_into_view_if_needed()
             for j in range(explorer.locator("input[type=range]").count()):
                 slider = explorer.locator("input[type=range]").nth(j)

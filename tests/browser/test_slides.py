@@ -3,9 +3,10 @@ in Chromium with the network blocked (tests/browser/offline.py), paged through."
 
 import re
 
+import nbformat
 import pytest
 
-from tools import coursebuild
+from tools import coursebuild, explorer_export
 
 from .conftest import ARTIFACTS
 from .offline import (
@@ -74,6 +75,9 @@ EVERY_SLIDE = """async () => {
       where: location.hash, body, code, words, smallest,
       problems: [...new Set(problems)],
       shortened: !!slide.querySelector('.celltag_course-shortened'),
+      explorer: [...slide.querySelectorAll('.course-explorer')].map(e => ({
+        controls: e.querySelectorAll('input[type=range]').length,
+        picture: e.querySelector('img').getBoundingClientRect().width / scale})),
       notes: slide.querySelectorAll('aside.notes').length > 0,
       text: slide.innerText.slice(0, 50).replace(/\\n/g, ' ')});
     Reveal.next();
@@ -161,6 +165,55 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
     assert not report, f"{len(report)} slides are not slides:\n" + "\n".join(
         report[:30]
     )
+
+
+def test_an_explorer_with_frames_is_one_slide(browser, decks):
+    """An explorer whose lesson ran at build time (make slides runs them) is one
+    slide: its line of code, its controls, its readout and its picture at least
+    two thirds of the slide wide, all at the deck's sizes; its slider moves the
+    picture. The frames here are lesson 01's stored pictures (running the
+    lesson would add 12 s; make html's test runs it)."""
+    lesson = coursebuild.NOTEBOOKS / "01_one_query.ipynb"
+    nb = nbformat.read(lesson, as_version=4)
+    cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
+    pictures = [
+        o["data"]["image/png"]
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    still = next(
+        o["data"]["image/png"] for o in cell.outputs if "image/png" in o.get("data", {})
+    )
+    other = next(p for p in pictures if p != still)
+    frames = {
+        str(cell.execution_count): {
+            "class": "TemperatureExplorer",
+            "controls": [{"name": "temperature", "labels": ["0.5", "1.0"], "start": 1}],
+            "frames": {
+                "0": [other, "temperature 0.5"],
+                "1": [still, "temperature 1.0"],
+            },
+        }
+    }
+    dest = decks[0].parent.parent / "framed"  # beside the same assets
+    (deck,) = coursebuild.export("slides", [lesson], dest, frames={lesson: frames})
+    context, page, problems = offline_page(browser)
+    try:
+        page.goto(deck.as_uri())
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()")
+        slides = page.evaluate(EVERY_SLIDE)
+    finally:
+        context.close()
+    shown = [s for s in slides if s["explorer"]]
+    assert len(shown) == 1, f"the explorer is on {len(shown)} slides"
+    (slide,) = shown
+    assert slide_problems(deck, slide) == [], slide
+    assert slide["explorer"][0]["controls"] == 1
+    assert slide["explorer"][0]["picture"] >= 2 / 3 * 1280, slide["explorer"]
+    assert "explorers.TemperatureExplorer(" in slide["text"]
+    assert problems == [], problems[:5]
+    assert move_every_slider(browser, deck) == 1
 
 
 def test_deck_moves_and_typesets_math(browser, decks):
