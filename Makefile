@@ -80,7 +80,7 @@ notebooks: $(DEV_STAMP)
 student: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild student
 
-## make slides: reveal.js decks in build/slides/ that work offline
+## make slides: reveal.js decks and their handouts (PDF) in build/slides/, offline
 slides: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild slides
 
