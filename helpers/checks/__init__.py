@@ -61,10 +61,20 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_mla_absorption``, ``check_ring_buffer_step``.
 
 The engine they share is ``_engine`` (running a case, explaining a mismatch, the
-short failure), ``_where`` (the learner's cell and line) and ``_mistakes``
-(mistakes several attention checkers name in the same words).
+short failure), ``_where`` (the learner's cell and line), ``_hints`` (the staged
+hints every exported checker goes through) and ``_mistakes`` (mistakes several
+attention checkers name in the same words).
+
+Hints come in steps. The first failure names the symptom, the case and the
+learner's line; the same mistake failing again in the kernel adds why; the
+corrected code comes only on request::
+
+    >>> checks.hint("causal_mask")   # or "check_causal_mask"
+
+A passing run forgets that checker's steps.
 """
 
+from helpers.checks import _hints
 from helpers.checks._engine import CheckFailed
 from helpers.checks.attention import (
     check_attention,
@@ -143,11 +153,13 @@ def __getattr__(name):
     if name in _INDUCTION:
         from helpers.checks import induction
 
-        return getattr(induction, name)
+        globals()[name] = _hints.checker(getattr(induction, name))
+        return globals()[name]
     if name in _CIRCUITS:
         from helpers.checks import circuits
 
-        return getattr(circuits, name)
+        globals()[name] = _hints.checker(getattr(circuits, name))
+        return globals()[name]
     raise AttributeError(f"module 'helpers.checks' has no attribute {name!r}")
 
 
@@ -210,4 +222,29 @@ __all__ = [
     "check_ring_buffer_step",
     *_INDUCTION,
     *_CIRCUITS,
+    "hint",
 ]
+
+
+def hint(name):
+    """Print the fix of a checker's last diagnosed mistake: ``hint("causal_mask")``.
+
+    ``name`` is the checker's name, with or without ``check_``. A failed check
+    shows its symptom first and, when the same mistake comes back, why; the
+    corrected code comes only from here. With no fix written for the mistake
+    (or no mistake diagnosed) it says what the checker expects.
+    """
+    known = {n: globals().get(n) for n in __all__ if n.startswith("check_")}
+    full = str(name).strip()
+    full = full if full.startswith("check_") else f"check_{full}"
+    if full in _INDUCTION + _CIRCUITS:
+        known[full] = __getattr__(full)
+    print(_hints.hint_text(name, known))
+
+
+# Every exported checker goes through one path: staged hints, and the one "not
+# implemented yet" message for a stub (see helpers.checks._hints).
+for _name in __all__:
+    if _name.startswith("check_") and _name in globals():
+        globals()[_name] = _hints.checker(globals()[_name])
+del _name

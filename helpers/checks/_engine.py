@@ -17,8 +17,29 @@ whose notebook display is a few short lines: the diagnosis, the case, and where
 to look (found by ``helpers.checks._where``). A step of the explanation that
 fails itself is skipped with a :class:`CheckerBugWarning` (the tests turn it
 into an error), never a crash.
+
+Staged hints. A known mistake is a :class:`Mistake` (symptom, why, fix), and a
+learner is told it in steps, remembered per kernel for each (checker, mistake):
+
+- the first failure shows the symptom, the case and where to look (the
+  learner's function, or their line that matches the mistake's ``line``);
+- the same mistake failing again in the same kernel adds the why, and says that
+  ``checks.hint(...)`` has the fix;
+- ``checks.hint("check_xxx")`` (or ``"xxx"``) prints the fix of that checker's
+  last diagnosed mistake, or what the checker expects when there is no fix.
+
+A different mistake starts at step one again. A passing run forgets the
+checker's steps: a mistake that comes back after a pass is a new attempt and
+starts with its symptom. nbgrader runs each check cell once in a fresh kernel,
+so the first step is written to be enough on its own.
+
+Every exported checker goes through one path, :func:`checker` (applied in
+``helpers.checks``): it records the steps, and a learner's function that
+raised ``NotImplementedError`` (a stub) always ends in the one "not implemented
+yet" message, whatever the checker did with the exception.
 """
 
+import dataclasses
 import itertools
 import textwrap
 import warnings
@@ -27,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from helpers._validate import fmt
-from helpers.checks._where import defined_at, fn_name, raised_at
+from helpers.checks._where import defined_at, fn_name, line_of, raised_at
 
 RTOL = 1e-6
 ATOL = 1e-6
@@ -46,42 +67,90 @@ class Mistake:
     the corrected code; ``why``: the reason, added when the same mistake comes
     back; ``fix``: the corrected code, given only when the learner asks
     (``checks.hint(...)``). Each may hold ``{n}``-style fields filled from the
-    case's sizes and facts.
+    case's sizes and facts. ``line``, a regular expression, finds the learner's
+    line to look at (the first line of their function that matches it).
     """
 
     symptom: str
     why: str = ""
     fix: str = ""
+    line: str = ""
+    key: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self):
+        if not self.key:  # the unfilled symptom names the mistake
+            object.__setattr__(self, "key", self.symptom)
+
+    def _each(self, change):
+        """The same mistake (same ``key``) with ``change`` applied to each part."""
+        return dataclasses.replace(
+            self,
+            symptom=change(self.symptom),
+            why=change(self.why),
+            fix=change(self.fix),
+        )
 
     def filled(self, facts):
-        return Mistake(
-            *(fill(part, facts) for part in (self.symptom, self.why, self.fix))
-        )
+        return self._each(lambda part: fill(part, facts))
+
+    def format(self, **values):
+        return self._each(lambda part: fill(part, values))
+
+    def replace(self, old, new):
+        return self._each(lambda part: part.replace(old, new))
 
     def __str__(self):
         return " ".join(part for part in (self.symptom, self.why, self.fix) if part)
 
 
+def short_name(checker):
+    """``check_online_softmax (update)`` -> ``online_softmax``, for checks.hint."""
+    name = checker.split(" ")[0]
+    return name.removeprefix("check_")
+
+
 class CheckFailed(AssertionError):
     """A failed exercise check: the diagnosis, the case and where to look.
 
-    ``str(err)`` is the whole message; IPython shows ``_render_traceback_()``,
-    a few short lines, instead of a traceback through the checker's internals.
+    ``str(err)`` is the message as the learner is shown it; IPython shows
+    ``_render_traceback_()``, a few short lines, instead of a traceback through
+    the checker's internals. ``err.mistake`` is the :class:`Mistake` (None for a
+    generated message, e.g. a wrong shape), ``err.diagnosis`` the text shown:
+    the symptom at step 1, the symptom and the why at step 2 (``err.stage``).
     """
 
     def __init__(self, checker, message, case="", where=""):
         self.checker = checker
         self.mistake = message if isinstance(message, Mistake) else None
-        message = str(message)
-        self.diagnosis = message
+        self.message = str(message) if self.mistake is None else ""
         self.case = case
         self.where = where
-        text = f"{checker}: {message}"
-        if case:
-            text += f"\n  ({case})"
-        if where:
-            text += f"\n  Look at: {where}"
-        super().__init__(text)
+        self.show(1)
+
+    def show(self, stage):
+        """Show step ``stage`` of the diagnosis: 1 the symptom, 2 adds the why."""
+        self.stage = stage
+        mistake = self.mistake
+        if mistake is None:
+            self.diagnosis = self.message
+        elif stage >= 2 and mistake.why:
+            self.diagnosis = f"{mistake.symptom.rstrip('.')}. Why: {mistake.why}"
+        else:
+            self.diagnosis = mistake.symptom
+        text = f"{self.checker}: {self.diagnosis}"
+        if self.case:
+            text += f"\n  ({self.case})"
+        if self.where:
+            text += f"\n  Look at: {self.where}"
+        if self.offers_fix():
+            text += f"\n  {self.hint_line()}"
+        self.args = (text,)
+
+    def offers_fix(self):
+        return self.stage >= 2 and self.mistake is not None
+
+    def hint_line(self):
+        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows the fix.'
 
     def _render_traceback_(self):
         red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
@@ -93,7 +162,12 @@ class CheckFailed(AssertionError):
             break_long_words=False,
         ) or [f"✗ {self.checker}"]
         lines[0] = f"{red}{bold}{lines[0]}{reset}"
-        for text in (self.case, f"look at: {self.where}" if self.where else ""):
+        extra = (
+            self.case,
+            f"look at: {self.where}" if self.where else "",
+            self.hint_line() if self.offers_fix() else "",
+        )
+        for text in extra:
             if text:
                 lines += textwrap.wrap(
                     text,
@@ -172,10 +246,14 @@ def copy(value):
 
 
 def shape_text(shape, sizes):
-    """``(6, 5)`` becomes ``(6, 5) = (m, d_v)`` when the sizes name each axis."""
+    """``(6, 5)`` becomes ``(6, 5) = (m, d_v)`` when the sizes name each axis.
+
+    An axis of size 1 is left unnamed: it may as well be a kept axis (keepdims,
+    q[None]) as a size that happens to be 1.
+    """
     names = []
     for size in shape:
-        match = [k for k, v in sizes.items() if v == size]
+        match = [k for k, v in sizes.items() if v == size and size != 1]
         names.append(match[0] if len(match) == 1 else str(size))
     text = fmt(shape)
     if any(not x.isdigit() for x in names):
@@ -214,6 +292,16 @@ def num(value):
     return f"{float(value):.6g}"
 
 
+def not_implemented(name, fn):
+    """The one message for a stub that still raises NotImplementedError."""
+    return CheckFailed(
+        name,
+        f"{fn_name(fn)} is not implemented yet: replace the "
+        "`raise NotImplementedError(...)` line with your code",
+        where=defined_at(fn),
+    )
+
+
 def require_function(name, fn):
     """Fail unless ``fn`` is a function (not, say, its result)."""
     if not callable(fn):
@@ -237,12 +325,7 @@ def call(name, fn, case, signature, hint, mutable=()):
             warnings.simplefilter("ignore", RuntimeWarning)
             result = fn(*args, **kwargs)
     except NotImplementedError:
-        raise CheckFailed(
-            name,
-            f"{fn_name(fn)} is not implemented yet: replace the "
-            "`raise NotImplementedError(...)` line with your code",
-            where=defined_at(fn),
-        ) from None
+        raise not_implemented(name, fn) from None
     except Exception as err:
         advice = ""
         if isinstance(err, TypeError) and "argument" in str(err):
@@ -267,12 +350,17 @@ def call(name, fn, case, signature, hint, mutable=()):
         ):
             raise CheckFailed(
                 name,
-                f"your function changed its input `{arg_name}` in place "
-                f"(e.g. `{arg_name} -= ...` or `{arg_name}[...] = ...`). Compute a "
-                f"new array instead (`{arg_name} = {arg_name} - ...`) so the "
-                "caller's data stays as it was.",
+                Mistake(
+                    symptom=f"your function changed its input `{arg_name}` in place "
+                    f"(e.g. `{arg_name} -= ...` or `{arg_name}[...] = ...`)",
+                    why="the caller's array is changed too: their data is no "
+                    "longer what they passed in",
+                    fix=f"compute a new array instead (`{arg_name} = {arg_name} - "
+                    "...`) so the caller's data stays as it was",
+                    line=rf"\b{arg_name}\s*(\[.*\]\s*)?[-+*/]?=[^=]",
+                ),
                 f"inputs: {case.label}",
-                defined_at(fn),
+                line_of(fn, rf"\b{arg_name}\s*(\[.*\]\s*)?[-+*/]?=[^=]"),
             )
     return result
 
@@ -325,11 +413,14 @@ def dtype_problem(got, outputs):
     """A message when a boolean output (a mask) has another dtype, else None."""
     for out, g in zip(outputs, got, strict=True):
         if out.boolean and g.dtype != np.bool_:
-            return (
-                f"`{out.name}` has dtype {g.dtype}; a mask must be boolean "
-                "(True = may attend). Build it with dtype=bool, e.g. "
-                "np.tril(np.ones((n, m), dtype=bool), k=m - n), or with a "
-                "comparison such as j <= i + (m - n)"
+            return Mistake(
+                symptom=f"`{out.name}` has dtype {g.dtype}, but a mask must be "
+                "boolean (True = may attend)",
+                why="np.where and indexing read 0/1 numbers as values or "
+                "positions, not as a mask",
+                fix="build it with dtype=bool, e.g. np.tril(np.ones((n, m), "
+                "dtype=bool), k=m - n), or with a comparison such as "
+                "j <= i + (m - n)",
             )
     return None
 
@@ -353,6 +444,13 @@ def shape_problem(got, expected, outputs, case, tol):
                 f"should be {rule}{fmt(e.shape)}. {out.hint}"
             ).rstrip()
     return None
+
+
+def look_at(fn, message):
+    """The learner's line a Mistake's ``line`` finds, else their function."""
+    if isinstance(message, Mistake) and message.line:
+        return line_of(fn, message.line)
+    return defined_at(fn)
 
 
 def quietly(step, *args):
@@ -494,7 +592,7 @@ def run(
                 name,
                 message,
                 f"case {number} of {len(cases)}: {case.label}",
-                defined_at(fn),
+                look_at(fn, message),
             )
     if announce:
         print(f"✓ {name}: {len(cases)} cases passed")

@@ -3,8 +3,9 @@
 ``checks.attention`` (one query, all queries, self-attention) and
 ``checks.heads`` (multi-head attention) name the same slips in the same words:
 a missing or wrong scale, a softmax over the wrong axis, a mask applied the
-wrong way. Each message is a ``str.format_map`` template over the case's sizes
-and facts (``{d_k}``, ``{d_v}``, ``{max_score}``, ...).
+wrong way. Each is a :class:`~helpers.checks._engine.Mistake` (symptom, why,
+fix: the steps a learner is told it in), whose parts are ``str.format_map``
+templates over the case's sizes and facts (``{d_k}``, ``{d_v}``, ``{max_score}``).
 """
 
 import math
@@ -12,107 +13,166 @@ import math
 import numpy as np
 
 from helpers import attention_np as anp
+from helpers.checks._engine import Mistake
 
-NO_SCALE = (
-    "your scores are not scaled: score_s = <q, k_s> / sqrt(d_k), so divide the "
-    "dot products by math.sqrt(d_k), d_k being the size of a query or key"
+NO_SCALE = Mistake(
+    symptom="your scores are not scaled: they equal the raw dot products <q, k_s>",
+    why="with d_k features a dot product of random vectors has variance d_k, so "
+    "unscaled scores grow with d_k and the softmax saturates",
+    fix="score_s = <q, k_s> / sqrt(d_k): divide the dot products by "
+    "math.sqrt(d_k), d_k being the size of a query or key",
+    line=r"@|dot|einsum",
 )
-SCALE_D_K = (
-    "you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {sqrt_d_k:.4g} "
-    "instead (math.sqrt(d_k))"
+SCALE_D_K = Mistake(
+    symptom="you divided the scores by d_k = {d_k}, not by its square root",
+    why="the scale keeps the scores' variance at 1: a dot product of d_k "
+    "unit-variance features has variance d_k, so its standard deviation is sqrt(d_k)",
+    fix="divide by sqrt(d_k) = {sqrt_d_k:.4g} instead (math.sqrt(d_k))",
+    line=r"/",
 )
-SCALE_D_V = (
-    "you divided the scores by sqrt(d_v) = sqrt({d_v}), the size of a value; the "
-    "scale belongs to the dot product q . k, whose length is d_k = {d_k}: divide "
-    "by math.sqrt(d_k), with d_k the size of a key, K.shape[-1]"
+SCALE_D_V = Mistake(
+    symptom="you divided the scores by sqrt(d_v) = sqrt({d_v}), the size of a value",
+    why="the scale belongs to the dot product q . k, whose length is d_k = {d_k}; "
+    "the values never enter the scores",
+    fix="divide by math.sqrt(d_k), with d_k the size of a key, K.shape[-1]",
+    line=r"sqrt",
 )
-SCALE_TIMES_SQRT = (
-    "you multiplied the scores by sqrt(d_k) = {sqrt_d_k:.4g}; divide by it "
-    "instead: scores / math.sqrt(d_k)"
+SCALE_TIMES_SQRT = Mistake(
+    symptom="you multiplied the scores by sqrt(d_k) = {sqrt_d_k:.4g}",
+    why="the scale shrinks the scores' spread back to about 1; multiplying grows "
+    "it to d_k and the softmax saturates",
+    fix="divide by it instead: scores / math.sqrt(d_k)",
+    line=r"sqrt",
 )
-SCALE_N = (
-    "you divided by the square root of n = {n}, the number of queries "
-    "(Q.shape[-2]); d_k is the size of a query or key, the last axis"
+SCALE_N = Mistake(
+    symptom="you divided by the square root of n = {n}, the number of queries "
+    "(Q.shape[-2])",
+    why="the scale depends on the length of each dot product, d_k, not on how "
+    "many queries there are",
+    fix="d_k is the size of a query or key, the last axis: math.sqrt(Q.shape[-1])",
+    line=r"sqrt|shape|len",
 )
-SCALE_M = (
-    "you divided by the square root of m = {m}, the number of keys (len(K)); d_k "
-    "is the size of a query or key, the last axis"
+SCALE_M = Mistake(
+    symptom="you divided by the square root of m = {m}, the number of keys (len(K))",
+    why="the scale depends on the length of each dot product, d_k, not on how "
+    "many keys there are",
+    fix="d_k is the size of a query or key, the last axis: math.sqrt(K.shape[-1])",
+    line=r"sqrt|shape|len",
 )
-SCALE_IGNORED = (
-    "you ignored the `scale` argument (this call passed scale={scale}): use it "
-    "instead of 1 / sqrt(d_k) when it is not None"
+SCALE_IGNORED = Mistake(
+    symptom="you ignored the `scale` argument (this call passed scale={scale})",
+    why="a caller who passes a scale wants exactly that factor, not 1 / sqrt(d_k)",
+    fix="use `scale` instead of 1 / sqrt(d_k) when it is not None",
+    line=r"sqrt",
 )
-COLUMNS_SUM_TO_1 = (
-    "your weights' columns sum to 1, not its rows: did you take the softmax over "
-    "axis 0 / axis -2 (the queries) instead of the last axis (the keys)? Each "
-    "query's weights over the m keys must sum to 1: softmax(scores, axis=-1)"
+COLUMNS_SUM_TO_1 = Mistake(
+    symptom="your weights' columns sum to 1, not its rows: the softmax ran over the "
+    "queries (axis 0 / axis -2)",
+    why="each query's weights over the m keys must sum to 1: the softmax "
+    "normalises along the keys, the last axis",
+    fix="softmax(scores, axis=-1)",
+    line=r"axis|softmax",
 )
-BATCH_AXIS = (
-    "your weights sum to 1 over axis {a}, the batch axis (or a head axis): take the "
-    "softmax over the last axis (the keys), axis=-1, so it works with any batch axes"
+BATCH_AXIS = Mistake(
+    symptom="your weights sum to 1 over axis {a}, the batch axis (or a head axis)",
+    why="each query's weights over the keys must sum to 1, and the keys are the "
+    "last axis whatever the batch axes in front",
+    fix="take the softmax over the last axis (the keys), axis=-1, so it works with "
+    "any batch axes",
+    line=r"axis|softmax",
 )
-MAX_AXIS = (
-    "you subtracted the max along another axis than the one you sum over: the "
-    "shift must be one number per row (per query), so that it cancels between "
-    "e^x and Z. Take both along the keys, with keepdims=True"
+MAX_AXIS = Mistake(
+    symptom="you subtracted the max along another axis than the one you sum over",
+    why="the shift must be one number per row (per query), so that it cancels "
+    "between e^x and Z",
+    fix="take both the max and the sum along the keys, with keepdims=True",
+    line=r"max",
 )
-EXP_SIGN = (
-    "you exponentiated max - x instead of x - max: e^(max - x) gives the largest "
-    "weight to the smallest score. Use np.exp(x - max)"
+EXP_SIGN = Mistake(
+    symptom="you exponentiated max - x instead of x - max",
+    why="e^(max - x) gives the largest weight to the smallest score",
+    fix="np.exp(x - max)",
+    line=r"exp",
 )
-NO_EXP = (
-    "you forgot np.exp: the weights are e^x / Z, not the (shifted) scores "
-    "divided by their sum"
+NO_EXP = Mistake(
+    symptom="you forgot np.exp: your weights are the (shifted) scores divided by "
+    "their sum",
+    why="the softmax's weights are e^x / Z: only the exponential makes every "
+    "weight positive and lets a larger score win by a factor",
+    fix="e = np.exp(x - max); weights = e / e.sum(axis=-1, keepdims=True)",
+    line=r"sum",
 )
-ROWS_NOT_NORMALISED = (
-    "the rows of your weights do not sum to 1: each query's weights over the "
-    "keys must sum to 1, softmax(scores, axis=-1)"
+ROWS_NOT_NORMALISED = Mistake(
+    symptom="the rows of your weights do not sum to 1",
+    why="each query's weights over the keys are a distribution: they must sum to 1",
+    fix="softmax(scores, axis=-1): divide each row's exponentials by their sum",
 )
-MASK_AFTER = (
-    "the blocked weights are zero but the rows no longer sum to 1: you applied "
-    "the mask after the softmax. Mask the scores instead (blocked -> -inf, "
-    "np.where(mask, scores, -np.inf)), then take the softmax, so the allowed "
-    "keys share the whole weight"
+MASK_AFTER = Mistake(
+    symptom="the blocked weights are zero but the rows no longer sum to 1: you "
+    "applied the mask after the softmax",
+    why="zeroing weights after normalising throws their share away; masking the "
+    "scores first lets the allowed keys share the whole weight",
+    fix="mask the scores instead (blocked -> -inf, np.where(mask, scores, "
+    "-np.inf)), then take the softmax",
+    line=r"mask",
 )
-MASK_FLIPPED = (
-    "your mask polarity is flipped: in this course masks are boolean with "
-    "True = may attend, so block the positions where the mask is False: "
-    "np.where(mask, scores, -np.inf). Yours blocks the True positions"
+MASK_FLIPPED = Mistake(
+    symptom="your mask polarity is flipped: yours blocks the True positions",
+    why="in this course masks are boolean with True = may attend",
+    fix="block the positions where the mask is False: np.where(mask, scores, -np.inf)",
+    line=r"mask",
 )
-MASK_ADDED = (
-    "you added the boolean mask to the scores (scores + mask adds 0 or 1). A "
-    "boolean mask selects: np.where(mask, scores, -np.inf)"
+MASK_ADDED = Mistake(
+    symptom="you added the boolean mask to the scores (scores + mask adds 0 or 1)",
+    why="adding 1 to a score only multiplies its weight by e; a mask must "
+    "select, sending blocked scores to -inf",
+    fix="np.where(mask, scores, -np.inf)",
+    line=r"mask",
 )
-MASK_IGNORED = (
-    "your weights are not zero where the mask is False: the mask was not applied "
-    "to the scores. Use np.where(mask, scores, -np.inf) before the softmax"
+MASK_IGNORED = Mistake(
+    symptom="your weights are not zero where the mask is False: the mask was not "
+    "applied to the scores",
+    why="a blocked key must get exactly zero weight, so its score must be -inf "
+    "before the softmax",
+    fix="np.where(mask, scores, -np.inf) before the softmax",
 )
-FULLY_MASKED_UNIFORM = (
-    "a fully masked row (a query that may attend to no key) must give zero "
-    "weights and a zero output, but yours spreads the weight evenly (1/m each): "
-    "filling with a finite number like -1e9 makes all its scores equal. Fill "
-    "with -np.inf and set the weights of rows with no allowed key to 0"
+FULLY_MASKED_UNIFORM = Mistake(
+    symptom="a fully masked row (a query that may attend to no key) spreads the "
+    "weight evenly (1/m each), but it must give zero weights and a zero output",
+    why="filling with a finite number like -1e9 makes all its scores equal, and "
+    "the softmax of equal scores is uniform",
+    fix="fill with -np.inf and set the weights of rows with no allowed key to 0",
+    line=r"1e9|1e\+?\d",
 )
-FULLY_MASKED_NAN = (
-    "a fully masked row (a query that may attend to no key) gives nan: all its "
-    "scores are -inf, so the max subtraction computes -inf - (-inf) = nan (or "
-    "the sum is 0 and you divide 0 / 0). Return zero weights and a zero output "
-    "for such rows, as torch's scaled_dot_product_attention does"
+FULLY_MASKED_NAN = Mistake(
+    symptom="a fully masked row (a query that may attend to no key) gives nan",
+    why="all its scores are -inf, so the max subtraction computes -inf - (-inf) = "
+    "nan (or the sum is 0 and you divide 0 / 0)",
+    fix="return zero weights and a zero output for such rows, as torch's "
+    "scaled_dot_product_attention does: shift by 0 where the max is -inf, divide "
+    "by 1 where the sum is 0",
+    line=r"max|sum",
 )
-NO_MAX = (
-    "your result has nan or inf for large scores (here up to {max_score:.0f}): "
-    "np.exp overflows to inf and inf / inf is nan. Subtract the max score of "
-    "each row before exponentiating (softmax is unchanged by the shift)"
+NO_MAX = Mistake(
+    symptom="your result has nan or inf for large scores (here up to "
+    "{max_score:.0f}): np.exp overflows",
+    why="e^x is inf above x = 709, and inf / inf is nan",
+    fix="subtract the max score of each row before exponentiating (softmax is "
+    "unchanged by the shift)",
+    line=r"exp",
 )
-GLOBAL_MAX = (
-    "you subtracted the largest score of the whole array, not of each row: in a "
-    "row whose scores are all far below that global max, every exp underflows "
-    "to 0 (and 0 / 0 is nan). Take the max along the keys, "
-    "scores.max(axis=-1, keepdims=True)"
+GLOBAL_MAX = Mistake(
+    symptom="you subtracted the largest score of the whole array, not of each row",
+    why="in a row whose scores are all far below that global max, every exp "
+    "underflows to 0 (and 0 / 0 is nan)",
+    fix="take the max along the keys, scores.max(axis=-1, keepdims=True)",
+    line=r"max",
 )
-OUTPUT_TRANSPOSED = (
-    "your output is transposed, (d_v, n) instead of (n, d_v): compute "
-    "output = weights @ V, (n, m) @ (m, d_v)"
+OUTPUT_TRANSPOSED = Mistake(
+    symptom="your output is transposed, (d_v, n) instead of (n, d_v)",
+    why="each query's output is a row: a weighted sum of the value rows",
+    fix="output = weights @ V, (n, m) @ (m, d_v)",
+    line=r"@|\.T\b|transpose|swapaxes",
 )
 PRODUCT_ORDER_HINT = (
     "check the order of the matrix products and which matrix you transpose: "

@@ -8,7 +8,9 @@ IPython a place reads ``Cell In[12], line 3``, as in IPython's own tracebacks;
 elsewhere ``file.py, line 3``.
 """
 
+import inspect
 import linecache
+import re
 import traceback
 from pathlib import Path
 
@@ -39,6 +41,8 @@ def _place(filename, lineno):
 def defined_at(fn):
     """Where the learner's function is defined, e.g. ``my_softmax (Cell In[4])``."""
     code = getattr(fn, "__code__", None)
+    if code is None and hasattr(fn, "__wrapped__"):
+        code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return fn_name(fn)
     return f"{fn_name(fn)} ({_place(code.co_filename, code.co_firstlineno)})"
@@ -58,3 +62,23 @@ def raised_at(err):
     code = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
     where = f"{frame.name}, {_place(frame.filename, frame.lineno)}"
     return f"{where}: {code}" if code else where
+
+
+def line_of(fn, pattern):
+    """The learner's first line matching ``pattern``, e.g.
+    ``my_mask, Cell In[4], line 3: return np.tril(ones)``; else ``defined_at``.
+    """
+    code = getattr(fn, "__code__", None) or getattr(
+        inspect.unwrap(fn), "__code__", None
+    )
+    try:
+        lines, start = inspect.getsourcelines(code)
+    except (OSError, TypeError):  # no source: a built-in, or code from exec
+        return defined_at(fn)
+    for number, text in enumerate(lines, max(start, 1)):
+        stripped = text.strip()
+        if stripped.startswith(("#", "@", "def ", '"', "'")) and len(lines) > 1:
+            continue  # a comment, decorator, signature or docstring: not the mistake
+        if stripped and re.search(pattern, text):
+            return f"{fn_name(fn)}, {_place(code.co_filename, number)}: {stripped}"
+    return defined_at(fn)

@@ -27,36 +27,53 @@ __all__ = [
 # check_attention_one_query (lesson 01)
 # --------------------------------------------------------------------------
 
-_FORGOT_1_OVER_Z = (
-    "your weights do not sum to 1: you forgot the 1/Z. Divide each exp(score_s) "
-    "by Z = sum_j exp(score_j), in the weights and in y = sum_s (1/Z) "
-    "exp(score_s) v_s"
+_FORGOT_1_OVER_Z = ck.Mistake(
+    symptom="your weights do not sum to 1: you forgot the 1/Z",
+    why="the weights are a distribution over the keys: each exp(score_s) is "
+    "divided by their total Z",
+    fix="divide each exp(score_s) by Z = sum_j exp(score_j), in the weights and in "
+    "y = sum_s (1/Z) exp(score_s) v_s",
+    line=r"exp",
 )
-_Y_FORGOT_1_OVER_Z = (
-    "your weights are right but y is not: you forgot the 1/Z in "
-    "y = sum_s (1/Z) exp(score_s) v_s (or use y = weights @ V)"
+_Y_FORGOT_1_OVER_Z = ck.Mistake(
+    symptom="your weights are right but y is not: you forgot the 1/Z in y",
+    why="y averages the values with the normalised weights; without 1/Z it is "
+    "Z times too large",
+    fix="y = sum_s (1/Z) exp(score_s) v_s (or y = weights @ V)",
+    line=r"\by\b\s*=",
 )
-_Z_SHIFTED = (
-    "your Z is sum_j exp(score_j - max score), the normaliser after subtracting "
-    "the max. Return the normaliser of the scores themselves, Z = sum_j "
-    "exp(score_j) (the shifted sum times exp(max score))"
+_Z_SHIFTED = ck.Mistake(
+    symptom="your Z is sum_j exp(score_j - max score), the normaliser after "
+    "subtracting the max",
+    why="the shift cancels in the weights but not in Z itself: the exercise asks "
+    "for the normaliser of the scores themselves",
+    fix="Z = sum_j exp(score_j), the shifted sum times exp(max score)",
+    line=r"\bZ\b\s*=",
 )
-_Z_ONE = (
-    "your Z is 1, the sum of the weights after normalising. Return the sum before "
-    "dividing: Z = sum_j exp(score_j)"
+_Z_ONE = ck.Mistake(
+    symptom="your Z is 1, the sum of the weights after normalising",
+    why="Z is the normaliser: the sum of the exponentials before dividing",
+    fix="Z = sum_j exp(score_j), computed before you divide",
+    line=r"\bZ\b\s*=",
 )
-_Z_UNSCALED = (
-    "your Z is computed from unscaled scores: Z = sum_j exp(score_j) with "
-    "score_j = <q, k_j> / sqrt(d_k), the same scores as the weights"
+_Z_UNSCALED = ck.Mistake(
+    symptom="your Z is computed from unscaled scores",
+    why="Z normalises the same scores as the weights, score_j = <q, k_j> / sqrt(d_k)",
+    fix="Z = sum_j exp(score_j) with the scaled scores",
+    line=r"\bZ\b\s*=",
 )
-_Y_WRONG_AXIS = (
-    "your y has one entry per key: you summed weights[s] * v_s over the feature "
-    "axis (axis 1) instead of over the keys (axis 0). y = sum_s weights[s] * V[s] "
-    "= weights @ V has d_v entries"
+_Y_WRONG_AXIS = ck.Mistake(
+    symptom="your y has one entry per key: you summed weights[s] * v_s over the "
+    "feature axis (axis 1) instead of over the keys (axis 0)",
+    why="y is a weighted average of the value vectors, so it has d_v entries",
+    fix="y = sum_s weights[s] * V[s] = weights @ V",
+    line=r"sum|@",
 )
-_Y_FROM_K = (
-    "your y is a weighted sum of the keys K instead of the values V: "
-    "y = sum_s weights[s] * V[s]"
+_Y_FROM_K = ck.Mistake(
+    symptom="your y is a weighted sum of the keys K instead of the values V",
+    why="keys decide how much each position counts; values are what is averaged",
+    fix="y = sum_s weights[s] * V[s]",
+    line=r"\bK\b",
 )
 
 
@@ -273,11 +290,13 @@ _ATTENTION_OUTPUTS = (
     ck.Out("output", "(..., n, d_v)", "output = weights @ V: (n, m) @ (m, d_v)."),
     ck.Out("weights", "(..., n, m)", "One row per query, one column per key."),
 )
-_FLOAT64_TRAP = (
-    "your `{name}` is {got} but Q, K and V were {want}: something turned them into "
-    "float64. Usually it is np.sqrt of d_k, a NumPy float64 scalar that promotes "
-    "float32 arrays in NumPy 2 (lesson 02, section 2); divide by math.sqrt(d_k), "
-    "a plain Python float, instead"
+_FLOAT64_TRAP = ck.Mistake(
+    symptom="your `{name}` is {got} but Q, K and V were {want}: something turned "
+    "them into float64",
+    why="usually it is np.sqrt of d_k, a NumPy float64 scalar that promotes "
+    "float32 arrays in NumPy 2 (lesson 02, section 2)",
+    fix="divide by math.sqrt(d_k), a plain Python float, instead",
+    line=r"np\.sqrt|float64",
 )
 
 
@@ -385,6 +404,31 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
 # --------------------------------------------------------------------------
 
 
+_UNSHUFFLED = ck.Mistake(
+    symptom="K and V come back unshuffled",
+    why="the exercise moves the (key, value) pairs to new positions",
+    fix="return K[perm], V[perm]",
+)
+_KEYS_ONLY = ck.Mistake(
+    symptom="you shuffled the keys but not the values",
+    why="each key must keep its own value: a (key, value) pair is one memory slot",
+    fix="index both with the same perm, K[perm] and V[perm]",
+    line=r"\bV\b",
+)
+_SECOND_PERM = ck.Mistake(
+    symptom="V_shuffled is not V[perm]: did you draw a second permutation for V?",
+    why="two permutations separate each key from its value",
+    fix="use the same perm for both, so each (key, value) pair stays together",
+    line=r"permutation",
+)
+_INVERSE_PERM = ck.Mistake(
+    symptom="you returned the inverse of perm (K_shuffled[perm] == K)",
+    why="the perm you return must be the one that produced K_shuffled",
+    fix="return K[perm], V[perm] with the perm you return",
+    line=r"argsort|perm",
+)
+
+
 def _shuffle_problem(K, V, K_sh, V_sh, perm):
     """What is wrong with a shuffle of the (key, value) pairs, or None."""
     m = K.shape[0]
@@ -404,23 +448,14 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
         if got.shape != rows.shape:
             return f"`{name}` has shape {fmt(got.shape)}; it must be {fmt(rows.shape)}"
     if ck.same(K_sh, K) and ck.same(V_sh, V):
-        return "K and V come back unshuffled: return K[perm], V[perm]"
+        return _UNSHUFFLED
     if ck.same(K_sh, K[perm]) and ck.same(V_sh, V):
-        return (
-            "you shuffled the keys but not the values: each key must keep its own "
-            "value, so index both with the same perm, K[perm] and V[perm]"
-        )
+        return _KEYS_ONLY
     if ck.same(K_sh, K[perm]) and not ck.same(V_sh, V[perm]):
-        return (
-            "V_shuffled is not V[perm]: did you draw a second permutation for V? "
-            "Use the same perm for both, so each (key, value) pair stays together"
-        )
+        return _SECOND_PERM
     inverse = np.argsort(perm)
     if ck.same(K_sh, K[inverse]) and ck.same(V_sh, V[inverse]):
-        return (
-            "you returned the inverse of perm (K_shuffled[perm] == K): "
-            "return K[perm], V[perm] with the perm you return"
-        )
+        return _INVERSE_PERM
     if not ck.same(K_sh, K[perm]):
         return "K_shuffled must be K[perm], the rows of K in the order perm gives"
     return None
@@ -469,7 +504,7 @@ def check_shuffle_keys_and_values(fn, *, seed=0):
         if message is None:
             message = ck.quietly(_attention_unchanged, Q, K, V, *got)
         if message is not None:
-            raise ck.CheckFailed(name, message, where, ck.defined_at(fn))
+            raise ck.CheckFailed(name, message, where, ck.look_at(fn, message))
     print(
         f"✓ {name}: {len(cases)} cases passed; the output is unchanged when (key, "
         "value) pairs move together, and changes when the keys move alone"

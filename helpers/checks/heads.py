@@ -19,17 +19,23 @@ __all__ = ["check_split_heads", "check_multi_head_attention"]
 # check_split_heads
 # --------------------------------------------------------------------------
 
-_SPLIT_NO_TRANSPOSE = (
-    "you reshaped straight to (batch, num_heads, n, d_k) without the "
+_SPLIT_NO_TRANSPOSE = ck.Mistake(
+    symptom="you reshaped straight to (batch, num_heads, n, d_k) without the "
     "transpose: the shape is right, but each head now holds pieces of several "
-    "tokens. Reshape to (batch, n, num_heads, d_k) first, then swap axes 1 "
-    "and 2: x.reshape(batch, n, num_heads, d_k).transpose(0, 2, 1, 3)"
+    "tokens",
+    why="a reshape keeps the memory order, in which a token's d_model features "
+    "come one after another; the head axis has to be split off the features and "
+    "then moved in front of n",
+    fix="reshape to (batch, n, num_heads, d_k) first, then swap axes 1 and 2: "
+    "x.reshape(batch, n, num_heads, d_k).transpose(0, 2, 1, 3)",
+    line=r"reshape",
 )
-_SPLIT_INTERLEAVED = (
-    "your heads are interleaved: head h got features h, h + num_heads, "
-    "h + 2 * num_heads, ... Each head takes a contiguous block of "
-    "d_k = d_model / num_heads features: reshape to "
-    "(batch, n, num_heads, d_k), not (batch, n, d_k, num_heads)"
+_SPLIT_INTERLEAVED = ck.Mistake(
+    symptom="your heads are interleaved: head h got features h, h + num_heads, "
+    "h + 2 * num_heads, ...",
+    why="each head takes a contiguous block of d_k = d_model / num_heads features",
+    fix="reshape to (batch, n, num_heads, d_k), not (batch, n, d_k, num_heads)",
+    line=r"reshape",
 )
 
 
@@ -85,7 +91,8 @@ def check_split_heads(fn, *, seed=0):
         ),
         [(_SPLIT_NO_TRANSPOSE, no_transpose), (_SPLIT_INTERLEAVED, interleaved)],
         signature="split_heads(x, num_heads)",
-        hint="reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2",
+        hint="x is (batch, n, d_model) and the result (batch, num_heads, n, d_k), "
+        "with d_k = d_model // num_heads: print the shape after each step",
     )
 
 
@@ -93,44 +100,66 @@ def check_split_heads(fn, *, seed=0):
 # check_multi_head_attention
 # --------------------------------------------------------------------------
 
-_MHA_SCALE_D_MODEL = (
-    "you scaled the scores by sqrt(d_model) = sqrt({d_model}); each head attends "
-    "with its own key size, the per-head d_k = d_model / num_heads = {d_k}: "
-    "divide by math.sqrt(d_k)"
+_MHA_SCALE_D_MODEL = ck.Mistake(
+    symptom="you scaled the scores by sqrt(d_model) = sqrt({d_model})",
+    why="each head attends with its own key size, the per-head d_k = d_model / "
+    "num_heads = {d_k}",
+    fix="divide by math.sqrt(d_k)",
+    line=r"sqrt",
 )
-_MHA_SCALE_D_MODEL_NO_SQRT = (
-    "you divided the scores by d_model = {d_model}; divide by the square root of "
-    "the per-head d_k = d_model / num_heads = {d_k}: math.sqrt(d_k)"
+_MHA_SCALE_D_MODEL_NO_SQRT = ck.Mistake(
+    symptom="you divided the scores by d_model = {d_model}",
+    why="the scale is the square root of the per-head key size, d_k = d_model / "
+    "num_heads = {d_k}",
+    fix="divide by math.sqrt(d_k)",
+    line=r"/",
 )
-_MHA_SCALE_D_K = (
-    "you divided the scores by the per-head d_k = {d_k}; divide by its square "
-    "root, math.sqrt(d_k)"
+_MHA_SCALE_D_K = ck.Mistake(
+    symptom="you divided the scores by the per-head d_k = {d_k}, not its square root",
+    why="a dot product of d_k unit-variance features has standard deviation sqrt(d_k)",
+    fix="divide by its square root, math.sqrt(d_k)",
+    line=r"/",
 )
-_MHA_SPLIT = (
-    "your heads are split without the transpose: reshaping (batch, n, d_model) "
-    "straight to (batch, num_heads, n, d_k) mixes tokens inside each head. "
-    "Reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2"
+_MHA_SPLIT = ck.Mistake(
+    symptom="your heads are split without the transpose: reshaping (batch, n, "
+    "d_model) straight to (batch, num_heads, n, d_k) mixes tokens inside each head",
+    why="a reshape keeps the memory order, in which a token's features come one "
+    "after another",
+    fix="reshape to (batch, n, num_heads, d_k), then swap axes 1 and 2",
+    line=r"reshape",
 )
-_MHA_MERGE = (
-    "your heads are merged without the transpose: swap axes 1 and 2 back, "
-    "(batch, num_heads, n, d_k) -> (batch, n, num_heads, d_k), before reshaping "
-    "to (batch, n, d_model)"
+_MHA_MERGE = ck.Mistake(
+    symptom="your heads are merged without the transpose",
+    why="(batch, num_heads, n, d_k) keeps each head's n rows together; reshaping "
+    "it to (batch, n, d_model) mixes tokens",
+    fix="swap axes 1 and 2 back, (batch, num_heads, n, d_k) -> (batch, n, "
+    "num_heads, d_k), before reshaping to (batch, n, d_model)",
+    line=r"reshape",
 )
-_MHA_NO_W_O = (
-    "your output skips the output projection: multiply the merged heads by W_O, "
-    "output = merge_heads(heads) @ W_O"
+_MHA_NO_W_O = ck.Mistake(
+    symptom="your output skips the output projection W_O",
+    why="W_O mixes what the heads found into one d_model vector per token",
+    fix="output = merge_heads(heads) @ W_O",
+    line=r"return",
 )
-_MHA_W_TRANSPOSED = (
-    "you applied the projection matrices transposed (X @ W.T); this course "
-    "applies them as X @ W_Q, kv @ W_K, kv @ W_V and merged @ W_O"
+_MHA_W_TRANSPOSED = ck.Mistake(
+    symptom="you applied the projection matrices transposed (X @ W.T)",
+    why="this course's weights map d_model in to d_model out as rows @ W",
+    fix="X @ W_Q, kv @ W_K, kv @ W_V and merged @ W_O",
+    line=r"\.T\b|transpose",
 )
-_MHA_AVERAGED = (
-    "you returned the weights averaged over the heads, (batch, n, m); return "
-    "every head's weights, shape (batch, num_heads, n, m)"
+_MHA_AVERAGED = ck.Mistake(
+    symptom="you returned the weights averaged over the heads, (batch, n, m)",
+    why="each head has its own pattern; the caller asks for all of them",
+    fix="return every head's weights, shape (batch, num_heads, n, m)",
+    line=r"mean",
 )
-_MHA_KV_IGNORED = (
-    "kv was given (cross-attention) but your keys and values come from X: "
-    "K = kv @ W_K and V = kv @ W_V, while Q = X @ W_Q. Use X only when kv is None"
+_MHA_KV_IGNORED = ck.Mistake(
+    symptom="kv was given (cross-attention) but your keys and values come from X",
+    why="in cross-attention the queries come from X and the keys and values from "
+    "the other sequence, kv",
+    fix="K = kv @ W_K and V = kv @ W_V, while Q = X @ W_Q. Use X only when kv is None",
+    line=r"W_K|W_V",
 )
 
 

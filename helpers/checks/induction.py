@@ -9,6 +9,7 @@ and names the one that matches.
 import numpy as np
 
 from helpers import induction
+from helpers.checks import _engine as ck
 from helpers.checks._engine import CheckFailed
 
 
@@ -81,7 +82,14 @@ def _compare(got, expected, variants, name):
     for wrong, message in variants:
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-6, atol=1e-9):
             return message
-    return f"{name} returned {np.round(got, 4)}; expected {np.round(expected, 4)}."
+    return ck.Mistake(
+        symptom=f"{name} returned {np.round(got, 4)}, which is not the reference's "
+        "score per head, nor any of the usual mistakes",
+        why="each head's score is one mean over the (sequence, position) pairs the "
+        "exercise names",
+        fix=f"the reference gives {np.round(expected, 4)} on this case",
+        key=f"{name}: an unrecognised answer",
+    )
 
 
 def _prefix_variants(weights, lengths):
@@ -100,23 +108,42 @@ def _prefix_variants(weights, lengths):
     return [
         (
             pooled(picked(0)),
-            "You measured attention to position i - P, the earlier copy of the same "
-            "token. The induction head looks one further: i - P + 1, the token that "
-            "came next.",
+            ck.Mistake(
+                symptom="you measured attention to position i - P, the earlier copy "
+                "of the same token",
+                why="an induction head looks one further: at the token that came "
+                "next after the earlier copy, which it is about to predict",
+                fix="read the weight on key i - P + 1",
+                line=r"- *p|- *P",
+            ),
         ),
         (
             np.mean([part.mean(-1) for part in picked(1)], axis=0),
-            "You averaged each sequence first, then the sequences: every "
-            "(sequence, position) pair should count once: pool them, then one mean.",
+            ck.Mistake(
+                symptom="you averaged each sequence first, then the sequences",
+                why="sequences of different lengths P give different numbers of "
+                "positions: every (sequence, position) pair should count once",
+                fix="pool the (sequence, position) pairs, then take one mean",
+                line=r"mean",
+            ),
         ),
         (
             pooled(picked(1, last=-1)),
-            "You left out the last position of the second copy, i = 2P - 1: the range "
-            "is P <= i <= 2P - 1, so np.arange(p, 2 * p).",
+            ck.Mistake(
+                symptom="you left out the last position of the second copy, i = 2P - 1",
+                why="the second copy runs over P <= i <= 2P - 1, both ends included",
+                fix="np.arange(p, 2 * p)",
+                line=r"arange|range",
+            ),
         ),
         (
             pooled(picked(1, first=1)),
-            "You left out the first position of the second copy, i = P.",
+            ck.Mistake(
+                symptom="you left out the first position of the second copy, i = P",
+                why="the second copy starts at i = P, whose earlier copy is at 0",
+                fix="start the range at p: np.arange(p, 2 * p)",
+                line=r"arange|range",
+            ),
         ),
     ]
 
@@ -138,6 +165,7 @@ def check_prefix_matching_score(fn, *, seed=0):
                 "check_prefix_matching_score",
                 problem,
                 f"weights {weights.shape}, lengths {lengths.tolist()}",
+                ck.look_at(fn, problem),
             )
     print("✓ my_prefix_matching_score matches helpers.induction on 3 random cases")
     return True
@@ -151,19 +179,35 @@ def _previous_variants(weights):
     return [
         (
             diagonal.mean(axis=(0, 2)),
-            "You measured the diagonal, a_{i,i}: attention to the token itself. The "
-            "previous token is one below it: offset=-1.",
+            ck.Mistake(
+                symptom="you measured the diagonal, a_{i,i}: attention to the token "
+                "itself",
+                why="the previous token of query i is key i - 1, one below the "
+                "diagonal",
+                fix="np.diagonal(weights, offset=-1, axis1=-2, axis2=-1)",
+                line=r"diagonal|diag",
+            ),
         ),
         (
             np.zeros(weights.shape[1]),
-            "You read the entries above the diagonal (offset=+1): a causal head never "
-            "attends there, so they are all 0. Use offset=-1.",
+            ck.Mistake(
+                symptom="you read the entries above the diagonal (offset=+1): they "
+                "are all 0",
+                why="a causal head never attends to a later key",
+                fix="use offset=-1, the entries below the diagonal",
+                line=r"offset|diag",
+            ),
         ),
         (
             below.sum(-1).mean(0) / n,
-            "You divided by n, but there are only n - 1 previous-token pairs per "
-            "sequence: position 0 has no previous token (and index i - 1 = -1 "
-            "wraps around to the last column, which a causal head never attends).",
+            ck.Mistake(
+                symptom="you divided by n, but there are only n - 1 previous-token "
+                "pairs per sequence",
+                why="position 0 has no previous token (and index i - 1 = -1 wraps "
+                "around to the last column, which a causal head never attends)",
+                fix="average over the n - 1 entries of the offset=-1 diagonal",
+                line=r"/|mean",
+            ),
         ),
     ]
 
@@ -179,7 +223,10 @@ def check_previous_token_score(fn, *, seed=0):
         )
         if problem:
             raise CheckFailed(
-                "check_previous_token_score", problem, f"weights {weights.shape}"
+                "check_previous_token_score",
+                problem,
+                f"weights {weights.shape}",
+                ck.look_at(fn, problem),
             )
     print("✓ my_previous_token_score matches helpers.induction on 3 random cases")
     return True

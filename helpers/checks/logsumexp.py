@@ -19,22 +19,33 @@ __all__ = ["check_logsumexp", "check_merge_stats"]
 # check_logsumexp (lesson 03, exercise 2)
 # --------------------------------------------------------------------------
 
-_LSE_NAIVE = (
-    "your logsumexp is inf or -inf for scores far from 0: np.exp(1000) overflows "
-    "to inf and np.exp(-1000) underflows to 0, whose log is -inf. Use "
-    "log sum_j e^x_j = M + log sum_j e^(x_j - M) with M = max(x)"
+_LSE_NAIVE = ck.Mistake(
+    symptom="your logsumexp is inf or -inf for scores far from 0: np.exp "
+    "overflows (or underflows to 0)",
+    why="np.exp(1000) overflows to inf and np.exp(-1000) underflows to 0, whose "
+    "log is -inf",
+    fix="log sum_j e^x_j = M + log sum_j e^(x_j - M) with M = max(x)",
+    line=r"exp",
 )
-_LSE_FORGOT_M = (
-    "you forgot to add the max back: log sum_j e^(x_j - M) is logsumexp(x) - M. "
-    "Return M + np.log(np.exp(x - M).sum())"
+_LSE_FORGOT_M = ck.Mistake(
+    symptom="you forgot to add the max back: your value is logsumexp(x) - M",
+    why="log sum_j e^(x_j - M) = logsumexp(x) - M: the shift comes out of the log "
+    "as -M",
+    fix="return M + np.log(np.exp(x - M).sum())",
+    line=r"log",
 )
-_LSE_NO_LOG = (
-    "you returned M + sum_j e^(x_j - M): the sum needs its log, "
-    "M + np.log(np.exp(x - M).sum())"
+_LSE_NO_LOG = ck.Mistake(
+    symptom="you returned M + sum_j e^(x_j - M): the sum needs its log",
+    why="logsumexp is the log of the sum; the shift M only comes out of a log",
+    fix="M + np.log(np.exp(x - M).sum())",
+    line=r"sum",
 )
-_LSE_MIN = (
-    "you shifted by the min of x, not the max: the largest exponent is then "
-    "e^(max - min), which overflows when the scores are far apart. Shift by M = max(x)"
+_LSE_MIN = ck.Mistake(
+    symptom="you shifted by the min of x, not the max",
+    why="the largest exponent is then e^(max - min), which overflows when the "
+    "scores are far apart",
+    fix="shift by M = max(x)",
+    line=r"min",
 )
 
 
@@ -91,32 +102,46 @@ def check_logsumexp(fn, *, seed=0):
 # check_merge_stats (lesson 03, exercise 3)
 # --------------------------------------------------------------------------
 
-_MERGE_NO_RESCALE = (
-    "you did not rescale both sums: each l_i is a sum of e^(x - m_i), relative to "
-    "its own max, so bring both to the merged max m first: "
-    "l = l1 * exp(m1 - m) + l2 * exp(m2 - m) (the factor is 1 for the block that "
-    "holds the max and < 1 for the other)"
+_MERGE_NO_RESCALE = ck.Mistake(
+    symptom="you did not rescale both sums: your l is l1 + l2",
+    why="each l_i is a sum of e^(x - M_i), relative to its own max, so both must "
+    "be brought to the merged max M before adding",
+    fix="l = l1 * exp(M1 - M) + l2 * exp(M2 - M) (the factor is 1 for the block "
+    "that holds the max and < 1 for the other)",
+    line=r"\+",
 )
-_MERGE_ONE_SIDE = (
-    "you rescaled only one of the two sums: both are relative to their own max, "
-    "so both need the factor exp(m_i - m), which is 1 for the block that holds "
-    "the max and < 1 for the other"
+_MERGE_ONE_SIDE = ck.Mistake(
+    symptom="you rescaled only one of the two sums",
+    why="both are relative to their own max M_i, and the merged max M may be "
+    "either block's",
+    fix="give both the factor exp(M_i - M), which is 1 for the block that holds "
+    "the max and < 1 for the other",
+    line=r"exp",
 )
-_MERGE_INVERTED = (
-    "your rescaling factor is upside down: exp(m - m_i) >= 1 grows the sums (and "
-    "overflows). A sum relative to m_i becomes relative to the larger m through "
-    "exp(m_i - m) <= 1"
+_MERGE_INVERTED = ck.Mistake(
+    symptom="your rescaling factor is upside down: exp(M - M_i) >= 1 grows the "
+    "sums (and overflows)",
+    why="a sum relative to M_i becomes relative to the larger M by shrinking",
+    fix="multiply by exp(M_i - M) <= 1",
+    line=r"exp",
 )
-_MERGE_UNSHIFTED = (
-    "you converted back to plain sums, l_i * exp(m_i), which overflow for large "
-    "scores (exp(1000) is inf). Stay relative to the merged max: "
-    "l = l1 * exp(m1 - m) + l2 * exp(m2 - m)"
+_MERGE_UNSHIFTED = ck.Mistake(
+    symptom="you converted back to plain sums, l_i * exp(M_i), which overflow for "
+    "large scores",
+    why="exp(1000) is inf: the pairs stay relative to a max precisely to avoid it",
+    fix="stay relative to the merged max: l = l1 * exp(M1 - M) + l2 * exp(M2 - M)",
+    line=r"exp",
 )
-_MERGE_MAX = "the merged max must be max(m1, m2), the max of both blocks"
-_MERGE_TWO_EMPTY = (
-    "two empty blocks, (-inf, 0) and (-inf, 0), give l = nan: the merged max m is "
-    "-inf, and exp(m_i - m) = exp(-inf - (-inf)) = exp(nan) is nan. When m is "
-    "-inf both blocks are empty: return (m, 0.0) before rescaling"
+_MERGE_MAX = ck.Mistake(
+    symptom="your merged max M is wrong",
+    why="the merged block holds every score of both blocks",
+    fix="M = max(M1, M2), the max of both blocks",
+)
+_MERGE_TWO_EMPTY = ck.Mistake(
+    symptom="two empty blocks, (-inf, 0) and (-inf, 0), give l = nan",
+    why="the merged max M is -inf, and exp(M_i - M) = exp(-inf - (-inf)) = "
+    "exp(nan) is nan",
+    fix="when M is -inf both blocks are empty: return (M, 0.0) before rescaling",
 )
 
 
@@ -141,22 +166,24 @@ def _merge_cases(rng):
         x = rng.normal(scale=3.0, size=30)
         x[17:] += shift
         for a, b in ((x[:17], x[17:]), (x[17:], x[:17])):
-            cases.append(ck.make_case(("m1", "l1", "m2", "l2"), *stats(a), *stats(b)))
+            cases.append(ck.make_case(("M1", "l1", "M2", "l2"), *stats(a), *stats(b)))
     for pair in (((-math.inf, 0.0), stats(x)), (stats(x), (-math.inf, 0.0))):
         cases.append(
             ck.make_case(
-                ("m1", "l1", "m2", "l2"), *pair[0], *pair[1], note="an empty block"
+                ("M1", "l1", "M2", "l2"), *pair[0], *pair[1], note="an empty block"
             )
         )
     empty = (-math.inf, 0.0)
     cases.append(
-        ck.make_case(("m1", "l1", "m2", "l2"), *empty, *empty, note="two empty blocks")
+        ck.make_case(("M1", "l1", "M2", "l2"), *empty, *empty, note="two empty blocks")
     )
     return cases
 
 
 def check_merge_stats(fn, *, seed=0):
-    """Check ``fn(m1, l1, m2, l2) -> (m, l)``: merge two blocks' (max, sum) pairs.
+    """Check ``fn(max1, l1, max2, l2) -> (M, l)``: merge two blocks' (max, sum) pairs.
+
+    The names follow lesson 03: block i is (M_i, l_i), the merged pair (M, l).
 
     Each pair is a block's max and sum of exp(x - max); an empty block is
     (-inf, 0.0). Cases: blocks of similar and very different maxima, both orders,
@@ -198,7 +225,7 @@ def check_merge_stats(fn, *, seed=0):
         _merge_cases(np.random.default_rng(seed)),
         _merge,
         (
-            ck.Out("m", "()", "The merged max, one number."),
+            ck.Out("M", "()", "The merged max, one number."),
             ck.Out("l", "()", "One number."),
         ),
         variants,

@@ -15,32 +15,46 @@ __all__ = ["check_causal_mask", "check_zero_weights"]
 # check_causal_mask (lesson 05, exercise 1)
 # --------------------------------------------------------------------------
 
-_CAUSAL_FLIPPED = (
-    "your mask polarity is flipped: True must mean 'may attend', so query i sees "
-    "key j exactly when j <= i + (m - n). Yours is True on the blocked (future) "
-    "keys: negate it with ~"
+_CAUSAL_FLIPPED = ck.Mistake(
+    symptom="your mask polarity is flipped: yours is True on the blocked (future) keys",
+    why="in this course True means 'may attend': query i sees key j exactly when "
+    "j <= i + (m - n)",
+    fix="negate it with ~",
+    line=r"tril|triu|<|>",
 )
-_CAUSAL_TRIU = (
-    "you kept the upper triangle (np.triu): a query may attend to the keys at or "
-    "before its own position, the lower triangle (np.tril), diagonal included"
+_CAUSAL_TRIU = ck.Mistake(
+    symptom="you kept the upper triangle (np.triu): your queries see the future keys",
+    why="a query may attend to the keys at or before its own position: the lower "
+    "triangle, diagonal included",
+    fix="np.tril instead of np.triu",
+    line=r"triu",
 )
-_CAUSAL_UPPER_LEFT = (
-    "with n={n} queries and m={m} keys the mask must be aligned lower-right, so "
-    "that the last query sees every key (as with a KV cache: the n new queries "
-    "follow m - n earlier keys). Yours is aligned upper-left: use "
-    "np.tril(..., k=m - n), here k={k}"
+_CAUSAL_UPPER_LEFT = ck.Mistake(
+    symptom="with n={n} queries and m={m} keys your mask is aligned upper-left, but "
+    "it must be aligned lower-right: your last query does not see the last key",
+    why="the n new queries follow m - n earlier keys (as with a KV cache), so the "
+    "last query sits at the last position and sees every key",
+    fix="np.tril(..., k=m - n), here k={k}",
+    line=r"tril|<=|>=",
 )
-_CAUSAL_K_SIGN = (
-    "you shifted the diagonal the wrong way: query i sees key j when "
-    "j <= i + (m - n), so k = m - n = {k}, not n - m"
+_CAUSAL_K_SIGN = ck.Mistake(
+    symptom="you shifted the diagonal the wrong way (k = n - m)",
+    why="query i sees key j when j <= i + (m - n): with more keys than queries "
+    "the diagonal moves right",
+    fix="k = m - n = {k}, not n - m",
+    line=r"\bk\s*=|n\s*-\s*m",
 )
-_CAUSAL_NO_DIAGONAL = (
-    "your mask leaves out the diagonal: a query may attend to its own position "
-    "too, so query i sees key j when j <= i + (m - n), not j < i + (m - n)"
+_CAUSAL_NO_DIAGONAL = ck.Mistake(
+    symptom="your mask leaves out the diagonal: a query does not see its own position",
+    why="a query may attend to its own position too",
+    fix="query i sees key j when j <= i + (m - n), not j < i + (m - n)",
+    line=r"<|k\s*=",
 )
-_CAUSAL_SQUARE = (
-    "your mask is (n, n) = ({n}, {n}) but it needs one column per key: "
-    "shape (n, m) = ({n}, {m})"
+_CAUSAL_SQUARE = ck.Mistake(
+    symptom="your mask is (n, n) = ({n}, {n}) but it needs one column per key",
+    why="the mask says, for each of the n queries, which of the m keys it sees",
+    fix="shape (n, m) = ({n}, {m})",
+    line=r"ones|zeros|arange",
 )
 
 
@@ -90,26 +104,34 @@ def check_causal_mask(fn):
 # check_zero_weights (lesson 05, exercise 3): predict where the weights are 0
 # --------------------------------------------------------------------------
 
-_ZERO_FULLY_MASKED = (
-    "sequence {b} has length 0, so every query of it may attend to no key: a fully "
-    "masked row gets all-zero weights (not uniform, not NaN), as torch's SDPA "
-    "does. Mark all of its (query, key) pairs True"
+_ZERO_FULLY_MASKED = ck.Mistake(
+    symptom="sequence {b} has length 0, so its queries may attend to no key, and a "
+    "fully masked row gets all-zero weights: your prediction misses some of them",
+    why="with no allowed key there is nothing to share the weight: not uniform, "
+    "not NaN, but zeros, as torch's SDPA returns",
+    fix="mark all of sequence {b}'s (query, key) pairs True",
 )
-_ZERO_FLIPPED = (
-    "your prediction is flipped: True must mark the weights that are exactly zero "
-    "(the blocked keys), False the keys a query may attend to"
+_ZERO_FLIPPED = ck.Mistake(
+    symptom="your prediction is flipped: it is True where the weights are not zero",
+    why="the question is where the weights are exactly zero",
+    fix="True must mark the weights that are exactly zero (the blocked keys), False "
+    "the keys a query may attend to",
 )
-_ZERO_TRANSPOSED = (
-    "your prediction is transposed: rows are queries, columns are keys, so "
-    "[b, i, j] says whether query i's weight on key j is zero"
+_ZERO_TRANSPOSED = ck.Mistake(
+    symptom="your prediction is transposed",
+    why="rows are queries, columns are keys",
+    fix="[b, i, j] says whether query i's weight on key j is zero",
 )
-_ZERO_NO_PADDING = (
-    "you predicted the causal zeros only: keys at positions >= the sequence's "
-    "length are padding and get weight zero too (mask = padding & causal)"
+_ZERO_NO_PADDING = ck.Mistake(
+    symptom="you predicted the causal zeros only",
+    why="keys at positions >= the sequence's length are padding and get weight "
+    "zero too",
+    fix="the mask is padding & causal: a weight is zero where either blocks it",
 )
-_ZERO_NO_CAUSAL = (
-    "you predicted the padding zeros only: with the causal mask query i also gets "
-    "zero weight on every later key j > i"
+_ZERO_NO_CAUSAL = ck.Mistake(
+    symptom="you predicted the padding zeros only",
+    why="with the causal mask query i also gets zero weight on every later key j > i",
+    fix="the mask is padding & causal: a weight is zero where either blocks it",
 )
 
 

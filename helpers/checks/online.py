@@ -19,51 +19,90 @@ from helpers.checks import _engine as ck
 
 __all__ = ["check_online_softmax"]
 
-_FA1 = (
-    "your acc is already divided by l (FlashAttention-1 style: renormalise at "
-    "every step). This course keeps acc unnormalised, as FlashAttention-2 does: "
-    "acc = correction * acc + P @ V_block, and divide by l once, in finish"
+_FA1 = ck.Mistake(
+    symptom="your acc is already divided by l (FlashAttention-1 style: "
+    "renormalise at every step)",
+    why="this course keeps acc unnormalised, as FlashAttention-2 does: one "
+    "division at the end instead of one per block",
+    fix="acc = correction * acc + P @ V_block, and divide by l once, in finish",
+    line=r"/\s*l",
 )
-_L_NOT_RESCALED = (
-    "your l is not rescaled: it holds sums of exp(score - old max), so multiply it "
-    "by correction = np.exp(m - m_new) before adding P.sum(axis=1, keepdims=True)"
+_L_NOT_RESCALED = ck.Mistake(
+    symptom="your l is not rescaled when the running max grows",
+    why="l holds sums of exp(score - old max); after the max moves they must be "
+    "relative to the new one",
+    fix="multiply it by correction = np.exp(m - m_new) before adding "
+    "P.sum(axis=1, keepdims=True)",
+    line=r"\bl\b\s*(\+)?=",
 )
-_ACC_NOT_RESCALED = (
-    "your acc is not rescaled: it was built with the old max, so multiply it by "
-    "correction = np.exp(m - m_new) before adding P @ V_block"
+_ACC_NOT_RESCALED = ck.Mistake(
+    symptom="your acc is not rescaled when the running max grows",
+    why="acc was built with the old max: its terms are exp(score - old max) v",
+    fix="multiply it by correction = np.exp(m - m_new) before adding P @ V_block",
+    line=r"acc\s*(\+)?=",
 )
-_CORRECTION_INVERTED = (
-    "your correction is upside down: the old sums move from the old max to the "
-    "larger new one through np.exp(m - m_new) <= 1, not np.exp(m_new - m)"
+_CORRECTION_INVERTED = ck.Mistake(
+    symptom="your correction is upside down: it grows the old sums",
+    why="the old sums move from the old max to the larger new one by shrinking",
+    fix="np.exp(m - m_new) <= 1, not np.exp(m_new - m)",
+    line=r"exp",
 )
-_OLD_MAX = (
-    "your P uses the old max: exponentiate against the new one, "
-    "P = np.exp(scores_block - m_new), with m_new = np.maximum(m, block max)"
+_OLD_MAX = ck.Mistake(
+    symptom="your P uses the old max",
+    why="every term of the state must be relative to the same max, the new one",
+    fix="P = np.exp(scores_block - m_new), with m_new = np.maximum(m, block max)",
+    line=r"exp",
 )
-_WRONG_SHIFT = (
-    "your l and acc are both off by one factor per query: the exponentials are "
-    "shifted by something other than the new max. Use P = np.exp(scores_block - "
-    "m_new) and correction = np.exp(m - m_new), with m_new = np.maximum(m, "
-    "scores_block.max(axis=1, keepdims=True))"
+_WRONG_SHIFT = ck.Mistake(
+    symptom="your l and acc are both off by one factor per query: the "
+    "exponentials are shifted by something other than the new max",
+    why="l and acc must be relative to the running max m_new, the one you return",
+    fix="P = np.exp(scores_block - m_new) and correction = np.exp(m - m_new), "
+    "with m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))",
+    line=r"exp",
 )
-_M_NOT_UPDATED = (
-    "you returned the old m: return the new running max, "
-    "m_new = np.maximum(m, scores_block.max(axis=1, keepdims=True))"
+_M_NOT_UPDATED = ck.Mistake(
+    symptom="you returned the old m",
+    why="m is the running max: after a block it is the max of everything seen",
+    fix="return the new running max, m_new = np.maximum(m, "
+    "scores_block.max(axis=1, keepdims=True))",
+    line=r"return",
 )
-_SUM_ALL = (
-    "your l adds the sum of the whole block, P.sum(): each query keeps its own "
-    "sum, P.sum(axis=1, keepdims=True), shape (n, 1)"
+_SUM_ALL = ck.Mistake(
+    symptom="your l adds the sum of the whole block, P.sum()",
+    why="each query keeps its own sum, one per row",
+    fix="P.sum(axis=1, keepdims=True), shape (n, 1)",
+    line=r"sum\(",
 )
-_FINISH_NO_DIVIDE = "your out is acc itself: divide once at the end, out = acc / l"
-_LSE_NO_M = (
-    "your lse is log(l), but l is relative to the running max: "
-    "logsumexp = m + np.log(l)"
+_FINISH_NO_DIVIDE = ck.Mistake(
+    symptom="your out is acc itself",
+    why="acc is unnormalised: it still has to be divided by the running sum",
+    fix="divide once at the end, out = acc / l",
+    line=r"return",
 )
-_LSE_NO_LOG = "your lse is m + l; the sum needs its log: lse = m + np.log(l)"
-_LSE_M = "your lse is the max m alone; add the log of the sum: lse = m + np.log(l)"
-_KEEPS_STATE = (
-    "each step matches, but the whole loop does not: does update keep "
-    "state between calls (a global, a default argument)?"
+_LSE_NO_M = ck.Mistake(
+    symptom="your lse is log(l)",
+    why="l is relative to the running max: log(l) is logsumexp - m",
+    fix="logsumexp = m + np.log(l)",
+    line=r"log",
+)
+_LSE_NO_LOG = ck.Mistake(
+    symptom="your lse is m + l: the sum needs its log",
+    why="logsumexp = log(sum e^x) = m + log(sum e^(x - m))",
+    fix="lse = m + np.log(l)",
+    line=r"\bm\s*\+",
+)
+_LSE_M = ck.Mistake(
+    symptom="your lse is the max m alone",
+    why="logsumexp = m + log(l), and l >= 1 adds to it",
+    fix="add the log of the sum: lse = m + np.log(l)",
+    line=r"return",
+)
+_KEEPS_STATE = ck.Mistake(
+    symptom="each step matches, but the whole loop does not",
+    why="the loop calls update once per block with the state it returned; "
+    "anything kept between calls (a global, a default argument) breaks it",
+    fix="keep all state in (m, l, acc): take it in, return it, keep nothing else",
 )
 
 
@@ -145,10 +184,13 @@ def _update_cases(trials):
 
 def _diagnose_update(case, got, expected):
     if not all(np.isfinite(g).all() for g in got):
-        return (
-            "your state has nan or inf: exponentiate only scores minus the new max, "
-            "np.exp(scores_block - m_new), and np.exp(m - m_new) for the correction "
-            "(np.exp(-inf) = 0 on the first block)"
+        return ck.Mistake(
+            symptom="your state has nan or inf",
+            why="on the first block m is -inf: only differences with the new max "
+            "stay finite (np.exp(-inf) = 0)",
+            fix="exponentiate only scores minus the new max, np.exp(scores_block - "
+            "m_new), and np.exp(m - m_new) for the correction",
+            line=r"exp",
         )
     if not ck.same(got[0], expected[0]):
         return _M_NOT_UPDATED.replace(
@@ -267,7 +309,7 @@ def check_online_softmax(update, finish, *, seed=0):
                 "check_online_softmax",
                 problem or _KEEPS_STATE,
                 f"scores {scores.shape}, blocks cut at {cuts.tolist()}",
-                ck.defined_at(update),
+                ck.look_at(update, problem or _KEEPS_STATE),
             )
     print(
         "✓ check_online_softmax: the whole loop equals softmax(scores) @ V, and "

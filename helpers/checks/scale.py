@@ -18,19 +18,35 @@ __all__ = ["check_softmax_jacobian", "check_find_temperature"]
 # check_softmax_jacobian (lesson 04, exercise 2)
 # --------------------------------------------------------------------------
 
-_JAC_NO_OUTER = (
-    "your Jacobian is only diag(a): the weights share one Z, so raising one score "
-    "also lowers every other weight. J = diag(a) - a a^T, np.diag(a) - np.outer(a, a)"
+_JAC_NO_OUTER = ck.Mistake(
+    symptom="your Jacobian is only diag(a): its off-diagonal entries are 0",
+    why="the weights share one Z, so raising one score also lowers every other "
+    "weight: d a_s / d x_t = -a_s a_t for s != t",
+    fix="J = diag(a) - a a^T, np.diag(a) - np.outer(a, a)",
+    line=r"diag",
 )
-_JAC_ELEMENTWISE = (
-    "you subtracted a * a (elementwise, broadcast along the rows) instead of the "
-    "outer product a a^T: J[s, t] = a_s (delta_st - a_t), np.diag(a) - np.outer(a, a)"
+_JAC_ELEMENTWISE = ck.Mistake(
+    symptom="you subtracted a * a (elementwise, broadcast along the rows) instead "
+    "of the outer product a a^T",
+    why="J[s, t] = a_s (delta_st - a_t) needs every product a_s a_t, one per "
+    "(s, t) pair",
+    fix="np.diag(a) - np.outer(a, a)",
+    line=r"\ba\s*\*\s*a\b|\*\*\s*2",
 )
-_JAC_DIAGONAL_ONLY = (
-    "your Jacobian has only its diagonal a_s (1 - a_s); the off-diagonal entries "
-    "are -a_s a_t. J = np.diag(a) - np.outer(a, a)"
+_JAC_DIAGONAL_ONLY = ck.Mistake(
+    symptom="your Jacobian has only its diagonal a_s (1 - a_s)",
+    why="the off-diagonal entries are -a_s a_t: every weight depends on every "
+    "score through Z",
+    fix="J = np.diag(a) - np.outer(a, a)",
+    line=r"diag",
 )
-_JAC_SIGN = "your Jacobian has the wrong sign: J = diag(a) - a a^T, not a a^T - diag(a)"
+_JAC_SIGN = ck.Mistake(
+    symptom="your Jacobian has the wrong sign: it is a a^T - diag(a)",
+    why="raising score s raises its own weight (positive diagonal) and lowers the "
+    "others (negative off-diagonal)",
+    fix="J = diag(a) - a a^T",
+    line=r"outer",
+)
 
 
 def _jacobian(a):
@@ -85,19 +101,27 @@ def check_softmax_jacobian(fn, *, seed=0):
 # check_find_temperature (lesson 04, exercise 3)
 # --------------------------------------------------------------------------
 
-_T_EDGE = (
-    "T = {T:.4g} hit the edge of the bracket [low, high] = [0.01, 1000]: you moved "
-    "the wrong end. The entropy grows with T: when the entropy at mid is below the "
-    "target the weights are too sharp and T must go up (low = mid); otherwise "
-    "high = mid"
+_T_EDGE = ck.Mistake(
+    symptom="T = {T:.4g} hit the edge of the bracket [low, high] = [0.01, 1000]: "
+    "you moved the wrong end",
+    why="the entropy grows with T: when the entropy at mid is below the target "
+    "the weights are too sharp and T must go up",
+    fix="when the entropy at mid is below the target, low = mid; otherwise high = mid",
+    line=r"low\s*=|high\s*=",
 )
-_T_INVERSE = (
-    "you returned 1/T: the temperature divides the scores, softmax(raw_scores / T); "
-    "your value is the factor that multiplies them"
+_T_INVERSE = ck.Mistake(
+    symptom="you returned 1/T",
+    why="the temperature divides the scores, softmax(raw_scores / T); your value "
+    "is the factor that multiplies them",
+    fix="return the T with softmax(raw_scores / T) at the target entropy",
+    line=r"return",
 )
-_T_ENTROPY = (
-    "you returned an entropy, not the temperature T at which the mean entropy "
-    "equals the target"
+_T_ENTROPY = ck.Mistake(
+    symptom="you returned an entropy, not a temperature",
+    why="the function searches for the T at which the mean entropy equals the "
+    "target; the entropy is what you compare, not the answer",
+    fix="return mid (or (low + high) / 2) after the bisection",
+    line=r"return",
 )
 
 
@@ -148,10 +172,14 @@ def check_find_temperature(fn, *, seed=0):
         if abs(T - case.args[1]) < 1e-2:
             return _T_ENTROPY
         reached = _mean_entropy(case.args[0] / T)
-        return (
-            f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, not the "
-            f"target {case.args[1]:.4f}: T = {float(expected[0]):.4g} reaches it. "
-            "Bisect until the bracket is narrow (e.g. 60 steps)"
+        return ck.Mistake(
+            symptom=f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, "
+            f"not the target {case.args[1]:.4f}",
+            why="bisection halves the bracket each step: stopping early leaves T "
+            "anywhere in it",
+            fix=f"T = {float(expected[0]):.4g} reaches it. Bisect until the bracket "
+            "is narrow (e.g. 60 steps)",
+            key="the entropy at T misses the target",
         )
 
     return ck.run(

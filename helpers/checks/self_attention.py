@@ -21,17 +21,24 @@ __all__ = ["check_self_attention"]
 # check_self_attention (lesson 06, exercise 2)
 # --------------------------------------------------------------------------
 
-_SELF_D_MODEL = (
-    "you scaled by sqrt(d_model) = sqrt({d_model}); the scores are dot products of "
-    "queries of size d_k = W_Q.shape[1] = {d_k}: divide by math.sqrt(d_k)"
+_SELF_D_MODEL = ck.Mistake(
+    symptom="you scaled by sqrt(d_model) = sqrt({d_model})",
+    why="the scores are dot products of queries of size d_k = W_Q.shape[1] = "
+    "{d_k}, not of the inputs",
+    fix="divide by math.sqrt(d_k)",
+    line=r"sqrt",
 )
-_SELF_PROJECTIONS = (
-    "your Q, K or V comes from the wrong matrix: Q = X @ W_Q, K = X @ W_K, "
-    "V = X @ W_V, each with its own projection"
+_SELF_PROJECTIONS = ck.Mistake(
+    symptom="your Q, K or V comes from the wrong matrix",
+    why="each of the three roles has its own projection of X",
+    fix="Q = X @ W_Q, K = X @ W_K, V = X @ W_V",
+    line=r"W_[QKV]",
 )
-_SELF_WEIGHTS_T = (
-    "your output is weights.T @ V: each query's output is its own row of weights "
-    "times V, output = weights @ V"
+_SELF_WEIGHTS_T = ck.Mistake(
+    symptom="your output is weights.T @ V",
+    why="each query's output is its own row of weights times V",
+    fix="output = weights @ V",
+    line=r"\.T\b|transpose",
 )
 
 

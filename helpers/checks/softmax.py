@@ -18,34 +18,44 @@ __all__ = ["check_softmax", "check_masked_softmax"]
 # check_softmax (lessons 01 and 03)
 # --------------------------------------------------------------------------
 
-_SOFTMAX_WRONG_AXIS = (
-    "your softmax normalises over the wrong axis: your result sums to 1 along "
-    "axis {a}, but this call asked for axis={{axis}}. Take the max and the sum "
-    "over the `axis` argument (with keepdims=True), not over a fixed axis"
+_SOFTMAX_WRONG_AXIS = ck.Mistake(
+    symptom="your softmax normalises over the wrong axis: your result sums to 1 "
+    "along axis {a}, but this call asked for axis={{axis}}",
+    why="softmax normalises each slice along the axis it is given; a fixed axis "
+    "is right for one call and wrong for the others",
+    fix="take the max and the sum over the `axis` argument (with keepdims=True), "
+    "not over a fixed axis",
+    line=r"axis|sum",
 )
-_SOFTMAX_NOT_NORMALISED = (
-    "your values do not sum to 1 along axis={axis}: divide the exponentials by "
-    "their sum Z, e / e.sum(axis=axis, keepdims=True)"
+_SOFTMAX_NOT_NORMALISED = ck.Mistake(
+    symptom="your values do not sum to 1 along axis={axis}",
+    why="a softmax is a distribution: the exponentials are divided by their sum Z",
+    fix="e / e.sum(axis=axis, keepdims=True)",
+    line=r"return",
 )
-_SOFTMAX_NO_MAX = (
-    "your softmax returns nan or inf for large inputs (entries near ±1000): "
-    "np.exp(1000) overflows to inf, and inf / inf is nan. Subtract the max along "
-    "the axis before exponentiating; softmax(x) = softmax(x - max(x)), so the "
-    "answer does not change"
+_SOFTMAX_NO_MAX = ck.Mistake(
+    symptom="your softmax returns nan or inf for large inputs (entries near ±1000)",
+    why="np.exp(1000) overflows to inf, and inf / inf is nan",
+    fix="subtract the max along the axis before exponentiating; softmax(x) = "
+    "softmax(x - max(x)), so the answer does not change",
+    line=r"exp",
 )
-_SOFTMAX_GLOBAL_MAX = (
-    "you subtracted the max of the whole array, x.max(), not the max along "
-    "`axis`: a row whose entries are all far below that global max (here one near "
-    "-1000 while another is near +1000) underflows, every exp is 0 and 0 / 0 is "
-    "nan. Use x.max(axis=axis, keepdims=True)"
+_SOFTMAX_GLOBAL_MAX = ck.Mistake(
+    symptom="you subtracted the max of the whole array, x.max(), not the max along "
+    "`axis`: a row near -1000 (while another is near +1000) comes out nan",
+    why="a row whose entries are all far below that global max underflows: every "
+    "exp is 0 and 0 / 0 is nan",
+    fix="x.max(axis=axis, keepdims=True)",
+    line=r"max",
 )
 
 
-_SOFTMAX_MAX_AXIS = (
-    "you subtracted the max along axis {a} but summed along axis={{axis}}: the "
-    "shift must be the max along the same axis as the sum, so that it is one "
-    "number per slice and cancels between e^x and Z. Use "
-    "x.max(axis=axis, keepdims=True)"
+_SOFTMAX_MAX_AXIS = ck.Mistake(
+    symptom="you subtracted the max along axis {a} but summed along axis={{axis}}",
+    why="the shift must be the max along the same axis as the sum, so that it is "
+    "one number per slice and cancels between e^x and Z",
+    fix="x.max(axis=axis, keepdims=True)",
+    line=r"max",
 )
 
 
@@ -135,34 +145,44 @@ def check_softmax(fn, *, seed=0):
 # check_masked_softmax (lesson 03, exercise 1): float16 under a mask
 # --------------------------------------------------------------------------
 
-_F16_MINUS_INF = (
-    "a fully masked row gives nan in float16 (float32 was fine): -1e9 does not fit "
-    "in float16, whose largest magnitude is 65504, so np.float16(-1e9) is -inf. "
-    "The row's max is then -inf and -inf - (-inf) = nan. Give rows with no allowed "
-    "key zero weights explicitly, e.g. np.where(mask.any(axis=-1, keepdims=True), "
-    "weights, 0)"
+_F16_MINUS_INF = ck.Mistake(
+    symptom="a fully masked row gives nan in float16 (float32 was fine): "
+    "np.float16(-1e9) is -inf",
+    why="-1e9 does not fit in float16, whose largest magnitude is 65504; the row's "
+    "max is then -inf and -inf - (-inf) = nan",
+    fix="give rows with no allowed key zero weights explicitly, e.g. "
+    "np.where(mask.any(axis=-1, keepdims=True), weights, 0)",
+    line=r"1e9",
 )
-_NAN_ROW = (
-    "a fully masked row (a query that may attend to no key) gives nan: its max "
-    "is -inf and -inf - (-inf) = nan (or its sum is 0 and 0 / 0 = nan). Give such "
-    "rows zero weights: shift them by 0 instead of -inf, and divide by 1 where "
-    "the sum is 0"
+_NAN_ROW = ck.Mistake(
+    symptom="a fully masked row (a query that may attend to no key) gives nan",
+    why="its max is -inf and -inf - (-inf) = nan (or its sum is 0 and 0 / 0 = nan)",
+    fix="give such rows zero weights: shift them by 0 instead of -inf, and divide "
+    "by 1 where the sum is 0",
+    line=r"max|sum",
 )
-_UNIFORM_ROW = (
-    "a fully masked row must give zero weights, but yours spreads the weight "
-    "evenly (1/m each): a finite fill such as -1e9 makes all its scores equal. "
-    "Fill with -np.inf and give rows with no allowed key zero weights"
+_UNIFORM_ROW = ck.Mistake(
+    symptom="a fully masked row must give zero weights, but yours spreads the "
+    "weight evenly (1/m each)",
+    why="a finite fill such as -1e9 makes all its scores equal, and the softmax of "
+    "equal scores is uniform",
+    fix="fill with -np.inf and give rows with no allowed key zero weights",
+    line=r"1e9|where",
 )
-_F16_NO_MAX = (
-    "your weights have nan or inf in float16: np.exp overflows float16 above "
-    "about 11.09 (e^11.09 = 65504, its largest number). Subtract each row's max "
-    "(over the allowed keys) before np.exp"
+_F16_NO_MAX = ck.Mistake(
+    symptom="your weights have nan or inf in float16: np.exp overflows float16",
+    why="e^x passes 65504, float16's largest number, above x = 11.09",
+    fix="subtract each row's max (over the allowed keys) before np.exp",
+    line=r"exp",
 )
-_KEEP_DTYPE = (
-    "your weights are {got} but the scores were {want}: compute in the dtype of "
-    "`scores` (float16 in, float16 out). A float64 constant or array, e.g. "
-    "np.float64(-1e9) or np.array(-1e9), silently promotes {want} to float64; "
-    "a plain Python number like -np.inf or -1e9 does not"
+_KEEP_DTYPE = ck.Mistake(
+    symptom="your weights are {got} but the scores were {want}",
+    why="a float64 constant or array, e.g. np.float64(-1e9) or np.array(-1e9), "
+    "silently promotes {want} to float64; a plain Python number like -np.inf or "
+    "-1e9 does not",
+    fix="compute in the dtype of `scores` (float16 in, float16 out), with plain "
+    "Python numbers as constants",
+    line=r"float64|np\.array|astype",
 )
 
 

@@ -34,35 +34,64 @@ def _rope_variant(x, positions, *, halves=False, exponent=2.0, sign=1.0, base=10
 
 _ROPE_MISTAKES = [
     (
-        "you paired coordinate i with i + d/2 (the GPT-NeoX / Hugging Face layout). "
-        "That is "
-        "a valid RoPE too, but this exercise (and atn.rope) pairs neighbours: "
-        "(x[0], x[1]), (x[2], x[3]), ... — use x[:, 0::2] and x[:, 1::2]",
+        ck.Mistake(
+            symptom="you paired coordinate i with i + d/2 (the GPT-NeoX / Hugging "
+            "Face layout)",
+            why="that is a valid RoPE too, but this exercise (and atn.rope) pairs "
+            "neighbours: (x[0], x[1]), (x[2], x[3]), ...",
+            fix="use x[:, 0::2] and x[:, 1::2]",
+            line=r"d\s*//\s*2\s*[:\]]",
+        ),
         lambda x, p: _rope_variant(x, p, halves=True),
     ),
     (
-        "your frequencies fall too slowly: pair i turns by position * base ** "
-        "(-2i / d), with 2i / d running over 0, 2/d, 4/d, ...; you used i / d",
+        ck.Mistake(
+            symptom="your frequencies fall too slowly: you used the exponent i / d",
+            why="pair i turns by position * base ** (-2i / d), with 2i / d running "
+            "over 0, 2/d, 4/d, ...",
+            fix="freqs = base ** (-2 * np.arange(d // 2) / d)",
+            line=r"\*\*",
+        ),
         lambda x, p: _rope_variant(x, p, exponent=1.0),
     ),
     (
-        "your frequencies grow with i: the exponent is negative, base ** (-2i / d), "
-        "so the first pair turns fastest and the last one slowest",
+        ck.Mistake(
+            symptom="your frequencies grow with i",
+            why="the exponent is negative, base ** (-2i / d), so the first pair "
+            "turns fastest and the last one slowest",
+            fix="freqs = base ** (-2 * np.arange(d // 2) / d)",
+            line=r"\*\*",
+        ),
         lambda x, p: _rope_variant(x, p, exponent=-2.0),
     ),
     (
-        "you rotate the wrong way: a pair (a, b) becomes (a cos θ - b sin θ, "
-        "a sin θ + b cos θ); your signs of the sin terms are flipped",
+        ck.Mistake(
+            symptom="you rotate the wrong way: your signs of the sin terms are flipped",
+            why="RoPE turns each pair counter-clockwise by its angle, as the "
+            "rotation matrix [[cos, -sin], [sin, cos]] does",
+            fix="a pair (a, b) becomes (a cos θ - b sin θ, a sin θ + b cos θ)",
+            line=r"sin",
+        ),
         lambda x, p: _rope_variant(x, p, sign=-1.0),
     ),
     (
-        "you ignored `positions` and rotated row r by the angle of position r: "
-        "use the positions you are given, e.g. positions[:, None] * freqs",
+        ck.Mistake(
+            symptom="you ignored `positions` and rotated row r by the angle of "
+            "position r",
+            why="a cache or a shifted window gives rows whose positions are not "
+            "0, 1, 2, ...",
+            fix="use the positions you are given, e.g. positions[:, None] * freqs",
+            line=r"arange\(\s*(n|len)",
+        ),
         lambda x, p: _rope_variant(x, np.arange(len(x))),
     ),
     (
-        "your result equals the input: did you compute the rotation and then "
-        "return x? Every position but 0 must turn",
+        ck.Mistake(
+            symptom="your result equals the input: every position but 0 must turn",
+            why="did you compute the rotation and then return x?",
+            fix="return the rotated array, not x",
+            line=r"return",
+        ),
         lambda x, p: x,
     ),
 ]
@@ -114,11 +143,13 @@ def _gqa(Q, K, V, *, tile=False):
     return anp.scaled_dot_product_attention(Q, K, V)[0]
 
 
-_GQA_TILE = (
-    "query head h must use K/V head h // (num_heads // num_kv_heads): heads 0 and 1 "
-    "share K/V head 0, heads 2 and 3 share head 1, ... You used head h % "
-    "num_kv_heads (np.tile). Use np.repeat(K, groups, axis=1), which repeats each "
-    "head in place"
+_GQA_TILE = ck.Mistake(
+    symptom="your query heads use the wrong K/V heads: head h uses head h % "
+    "num_kv_heads (as np.tile gives)",
+    why="query head h must use K/V head h // (num_heads // num_kv_heads): heads 0 "
+    "and 1 share K/V head 0, heads 2 and 3 share head 1, ...",
+    fix="np.repeat(K, groups, axis=1), which repeats each head in place",
+    line=r"tile",
 )
 
 
@@ -182,6 +213,32 @@ def _right_step(q, k, v, K_cache, V_cache):
     return y[0], K_cache, V_cache
 
 
+_BEFORE_APPEND = ck.Mistake(
+    symptom="your new token does not see itself: you attend before appending its "
+    "key and value to the cache (at step 0 it attends to an empty cache)",
+    why="causal attention lets token t attend to keys 0 .. t, itself included (the "
+    "causal mask keeps the diagonal): its own key and value must be in the cache "
+    "before it attends",
+    fix="append first, K_cache = np.vstack([K_cache, k]) and the same for V, then "
+    "attend q over the whole cache",
+    line=r"attention|softmax|@",
+)
+_ONLY_NEW = ck.Mistake(
+    symptom="your output is the new token's value alone",
+    why="the cache is there so that the new token can attend to every earlier "
+    "token too",
+    fix="attend over every cached key and value, old and new",
+    line=r"return",
+)
+_Y_A_ROW = ck.Mistake(
+    symptom="each step returns y with shape (1, d_v), a row, instead of (d_v,): "
+    "the stacked outputs are (n, 1, d_v)",
+    why="q[None] makes a batch of one query, and attention keeps that axis",
+    fix="return y[0] (or attend with q itself), a vector of d_v numbers",
+    line=r"return",
+)
+
+
 def _step_before_append(q, k, v, K_cache, V_cache):
     if len(K_cache) == 0:
         y = np.zeros(V_cache.shape[1])
@@ -204,7 +261,8 @@ def check_decode_step(fn, *, seed=0):
     cases = []
     for n, d_k, d_v in [(1, 4, 3), (5, 4, 6), (7, 8, 2)]:
         Q, K, V = (rng.standard_normal((n, d)) for d in (d_k, d_k, d_v))
-        cases.append(ck.make_case(("Q", "K", "V"), Q, K, V, sizes={"n": n}))
+        sizes = {"n": n, "d_v": d_v}
+        cases.append(ck.make_case(("Q", "K", "V"), Q, K, V, sizes=sizes))
 
     class Decode:
         """Runs the learner's step over whole sequences; named and located as it."""
@@ -220,16 +278,9 @@ def check_decode_step(fn, *, seed=0):
 
     decode = Decode()
     mistakes = [
-        (
-            "you attend before appending the new key and value: the new token must "
-            "also see itself (the causal mask keeps the diagonal)",
-            lambda Q, K, V: _decode_all(_step_before_append, Q, K, V),
-        ),
-        (
-            "your output is the new token's value alone: attend over every cached "
-            "key and value, old and new",
-            lambda Q, K, V: _decode_all(_step_only_new, Q, K, V),
-        ),
+        (_BEFORE_APPEND, lambda Q, K, V: _decode_all(_step_before_append, Q, K, V)),
+        (_ONLY_NEW, lambda Q, K, V: _decode_all(_step_only_new, Q, K, V)),
+        (_Y_A_ROW, lambda Q, K, V: _decode_all(_right_step, Q, K, V)[:, None, :]),
     ]
     return ck.run(
         "check_decode_step",

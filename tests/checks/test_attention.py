@@ -401,7 +401,7 @@ WRONG = [
             (attention_sqrt_d_v, "sqrt(d_v)"),
             (attention_K_T, "np.swapaxes(K, -1, -2)"),
             (attention_unscaled, "not scaled"),
-            (attention_np_sqrt, "math.sqrt(d_k)"),
+            (attention_np_sqrt, "turned them into float64"),
             # slips inside the formula
             (attention_times_sqrt, "multiplied the scores by sqrt"),
             (attention_sqrt_n, "number of queries"),
@@ -429,7 +429,7 @@ WRONG = [
             (sdpa_mask_added, "added the boolean mask"),
             (sdpa_additive_convention, "mask polarity is flipped"),
             (sdpa_minus_1e9, "spreads the weight evenly (1/m each)"),
-            (sdpa_no_max, "Subtract the max score of each row"),
+            (sdpa_no_max, "nan or inf for large scores"),
             (
                 sdpa_fully_masked_nan,
                 "a fully masked row (a query that may attend to no key) gives nan",

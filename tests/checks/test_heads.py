@@ -188,7 +188,7 @@ WRONG = [
                 "scaled the scores by sqrt(d_model)",
             ),
             (mha_with(divide_by="d_model"), "divided the scores by d_model"),
-            (mha_with(divide_by="d_k"), "divide by its square root"),
+            (mha_with(divide_by="d_k"), "not its square root"),
             (mha_with(divide_by="nothing"), "scores are not scaled"),
             (mha_with(split_without_transpose=True), "split without the transpose"),
             (
