@@ -30,6 +30,8 @@ KEY_CONTROLS = {
     "AttentionExplorer": ["d_k", "scaled"],
     "HeadsExplorer": ["num_heads", "projections"],
     "CheckpointExplorer": ["step_index"],
+    "KVBudgetExplorer": ["context", "model"],  # 9 x 5 frames
+    "TopKExplorer": ["k", "preset"],  # 14 x 2 frames
 }
 NEEDS_JUPYTER = (
     "A still picture of the explorer at the values the lesson sets. Its sliders "
