@@ -6,7 +6,22 @@
     python -m tools.coursebuild html      # build/html/: executed pages, offline
     python -m tools.coursebuild present   # notebooks/present/: for live slides
 
-(``make student``, ``make slides`` and ``make html`` call these.) The slide and
+(``make student``, ``make slides`` and ``make html`` call these.)
+
+A student copy keeps the stored outputs of every cell above the lesson's
+exercises (the "## Exercises" heading, or the first ``solution`` cell if that
+comes first): a learner opening the copy sees every figure and printed result
+the prose talks about before running anything (lesson 00 promises pictures),
+as the lesson has them. From the exercises on, outputs are cleared (the
+solutions are stubs and the checks have not run), and so is the widget state.
+Test markers never reach a learner: each ``# NBVAL_...`` line and the reason
+comments after it are dropped from the code and kept in the cell's metadata,
+``metadata["course"]["nbval"]``, where a reviewer finds them. Relative links are
+rewritten to work from ``notebooks/student/`` (``../README.md`` becomes
+``../../README.md``); links to another lesson keep pointing at its student
+copy beside it. Rebuilt from the same lesson, a copy is the same bytes.
+
+The slide and
 HTML pages load reveal.js, require.js, jQuery and MathJax from ``build/assets``
 (only the files they load, copied from an npm install in ``build/npm``, never
 committed), so the pages work without a network. Decks are laid out for a
@@ -19,6 +34,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,16 +117,110 @@ def strip_solution(source):
     return "\n".join(out)
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# a markdown link or image target, and an HTML src/href
+MD_LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+HTML_LINK = re.compile(r"""((?:src|href)=["'])([^"']+)(["'])""")
+
+
+def exercises_start(nb):
+    """Index of the first cell of the exercises: the "## Exercises" heading or
+    the first ``solution`` cell, whichever comes first (len(cells) if none)."""
+    for index, cell in enumerate(nb.cells):
+        heading = cell.cell_type == "markdown" and any(
+            line.strip().lower().startswith("## exercises")
+            for line in cell.source.splitlines()
+        )
+        if heading or "solution" in cell.metadata.get("tags", []):
+            return index
+    return len(nb.cells)
+
+
+def is_relative(target):
+    return not re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.IGNORECASE)
+
+
+def student_target(target, lesson_dir=NOTEBOOKS, student_dir=STUDENT):
+    """A relative link of a lesson, rewritten to work from the student copies.
+
+    A link to another lesson (``NN_*.ipynb`` beside it) keeps pointing at that
+    lesson's student copy; anything else points back at the file the lesson
+    meant, e.g. ``../README.md`` -> ``../../README.md``.
+    """
+    if not is_relative(target):
+        return target
+    path, hash_, fragment = target.partition("#")
+    if not path:
+        return target
+    resolved = (lesson_dir / path).resolve()
+    if resolved.parent == lesson_dir.resolve() and re.match(
+        r"\d\d_.*\.ipynb$", resolved.name
+    ):
+        return target  # another lesson: its student copy sits beside this one
+    relative = os.path.relpath(resolved, student_dir.resolve())
+    return Path(relative).as_posix() + hash_ + fragment
+
+
+def relink(source):
+    """Every relative link of a markdown cell, as :func:`student_target` says."""
+    source = MD_LINK.sub(lambda m: m[1] + student_target(m[2]) + m[3], source)
+    return HTML_LINK.sub(lambda m: m[1] + student_target(m[2]) + m[3], source)
+
+
+def move_test_markers(cell):
+    """Drop ``# NBVAL_...`` lines and their reasons; keep them in the metadata."""
+    lines = cell.source.splitlines()
+    kept = []
+    for index, line in enumerate(lines):
+        if slidefit.NBVAL.match(line):
+            reason = []
+            for following in lines[index + 1 :]:
+                if not following.lstrip().startswith("#"):
+                    break
+                reason.append(following.strip())
+            kept.append("\n".join([line.strip(), *reason]))
+    if kept:
+        cell.metadata.setdefault("course", {})["nbval"] = kept
+        cell.source = slidefit.strip_test_markers(cell.source)
+
+
+def without_widgets(outputs):
+    """The outputs with widget views dropped (their state is not shipped)."""
+    kept = []
+    for output in outputs:
+        data = output.get("data")
+        if data is not None and WIDGET_VIEW in data:
+            # without its state a widget shows nothing; its text is a repr
+            output = copy.deepcopy(output)
+            for mime in (WIDGET_VIEW, "text/plain"):
+                output["data"].pop(mime, None)
+            if not output["data"]:
+                continue
+        kept.append(output)
+    return kept
+
+
 def student_copy(nb):
-    """The learner's copy: solutions stubbed, outputs and widget state cleared."""
+    """The learner's copy: solutions stubbed, the exercises' outputs cleared.
+
+    Outputs above the exercises stay, without widget views; see the module doc.
+    """
     nb = copy.deepcopy(nb)
-    for cell in nb.cells:
+    start = exercises_start(nb)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            cell.source = relink(cell.source)
+            continue
         if cell.cell_type != "code":
             continue
         if BEGIN in cell.source:
             cell.source = strip_solution(cell.source)
-        cell.outputs = []
-        cell.execution_count = None
+        move_test_markers(cell)
+        if index < start:
+            cell.outputs = without_widgets(cell.outputs)
+        else:
+            cell.outputs = []
+            cell.execution_count = None
     nb.metadata.pop("widgets", None)
     return nb
 

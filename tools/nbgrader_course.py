@@ -24,10 +24,13 @@ metadata applied (whether or not the lesson already carries it). Then, in DEST:
     nbgrader autograde lesson_01                # run and score each submission
     nbgrader generate_feedback lesson_01        # feedback/: the checkers' messages
 
-The released notebooks have the same cells, sources and (empty) outputs as the
-student copies from `make student` (tools/coursebuild.py); only nbgrader's own
-cell metadata is added. tests/course/test_nbgrader.py checks both claims and
-grades a solved, an unsolved and a broken submission.
+The released notebooks have the same cells and sources as the student copies
+from `make student` (tools/coursebuild.py: the test markers moved to cell
+metadata, links rewritten); only nbgrader's own cell metadata is added. Their
+outputs differ: nbgrader's generate_assignment clears every output (its
+ClearOutput step), where a student copy keeps the outputs above the exercises.
+tests/course/test_nbgrader.py checks both claims and grades a solved, an
+unsolved and a broken submission.
 """
 
 import argparse
@@ -42,7 +45,13 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(REPO))
 
-from tools.coursebuild import BEGIN, END, STUB  # noqa: E402
+from tools.coursebuild import (  # noqa: E402
+    BEGIN,
+    END,
+    STUB,
+    move_test_markers,
+    relink,
+)
 
 SCHEMA_VERSION = 3
 POINTS_PER_CHECK = 1
@@ -163,6 +172,11 @@ def write_course(dest, lesson_paths=None, timeout=60):
         folder.mkdir(parents=True)
         nb = with_metadata(nbformat.read(path, as_version=4))
         nb.metadata.pop("widgets", None)  # as make student: no stale widget state
+        for cell in nb.cells:  # as make student: no test markers, links relinked
+            if cell.cell_type == "markdown":
+                cell.source = relink(cell.source)
+            elif cell.cell_type == "code":
+                move_test_markers(cell)
         nbformat.write(nb, folder / path.name)
         names.append(folder.name)
     return names

@@ -2,8 +2,9 @@
 
 - every lesson's exercise cells get nbgrader metadata from their tags;
 - `nbgrader generate_assignment` releases, for every lesson, the same notebook
-  as `make student` (same cells, sources, empty outputs; nbgrader adds only its
-  own cell metadata and locks);
+  as `make student` (same cells and sources; nbgrader adds only its own cell
+  metadata and locks). Outputs differ, and the test says so: generate_assignment
+  clears every output, while a student copy keeps those above the exercises;
 - `nbgrader autograde` scores lesson 01 submitted three ways: solved (3/3),
   unsolved (0/3), and broken (an infinite loop in exercise 1 -> timeout, an
   exception inside exercise 2, exercise 3's check cell deleted -> put back and
@@ -118,7 +119,7 @@ def test_generate_assignment_equals_make_student(course):
             where = f"{path.name} cell {i}"
             assert a.cell_type == b.cell_type, where
             assert a.source == b.source, f"{where}:\n{a.source}\n---\n{b.source}"
-            if a.cell_type == "code":
+            if a.cell_type == "code":  # nbgrader clears every output itself
                 assert a.outputs == [] and a.execution_count is None, where
             extra = set(a.metadata) - set(b.metadata)
             assert extra <= {"nbgrader", "deletable", "editable"}, (where, extra)
