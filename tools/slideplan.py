@@ -16,8 +16,9 @@ the same way for every lesson:
   line of code, its picture and its controls; an output too tall to share a
   slide with its code gets the next sub-slide;
 - setup cells (imports, print options) and exercise solutions and checks are
-  left out; an exercise section becomes one slide listing the exercises, their
-  text in the notes.
+  left out; code before the first section with no output (the lesson's
+  constants) and cells of asserts alone go to the notes; an exercise section
+  becomes one slide listing the exercises, their text in the notes.
 
 Where the rules choose badly, a lesson's curation file adjusts them:
 ``notebooks/slides/NN_topic.json``, next to the lesson, keyed by the lesson's
@@ -189,7 +190,7 @@ def plan(nb, curation=None):
         elif cell.cell_type == "markdown":
             _markdown(deck, cell, index, opts)
         elif cell.cell_type == "code":
-            _code(deck, cell, opts)
+            _code(deck, cell, opts, in_title=owner[index] == 0)
     return _without_empty(deck.slides)
 
 
@@ -280,13 +281,16 @@ def _exercise(deck, nb, index, owner, exercise_slide, opts):
             _markdown(deck, _md_cell(part, cell.get("id")), index, opts)
 
 
-def _code(deck, cell, opts):
+def _code(deck, cell, opts, in_title=False):
     show = opts.get("show")
     source = slidefit.strip_test_markers(cell.source)
+    if slidetext.is_setup(source) and show is None:
+        return
+    quiet = not cell.get("outputs")
+    if show is None and quiet and (in_title or slidetext.only_checks(source)):
+        show = "none"  # the title's setup, or asserts only: the notes keep them
     if show == "none":
         deck.current.notes.append(fenced(source))
-        return
-    if slidetext.is_setup(source) and show is None:
         return
     outputs = slidefit.cut_text_outputs(copy.deepcopy(cell.get("outputs", [])))
     out_height = sum(slidefit.output_height(o) for o in outputs)

@@ -286,6 +286,13 @@ def is_setup(source):
     return all(SETUP.match(line) for line in source.splitlines())
 
 
+def only_checks(source):
+    """Asserts and ``np.testing`` calls only: the notebook's proof, not an idea
+    to show (the notes keep it)."""
+    statements = _statements(source)
+    return bool(statements) and all(s[2] == "check" for s in statements)
+
+
 def _statements(source):
     """Top-level statements as (first line, last line, kind), 0-based, with the
     comment lines right above each one counted as its own."""
