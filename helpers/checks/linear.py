@@ -309,8 +309,8 @@ _L_NO_Z = ck.Mistake(
     fix="divide by phi(Q) @ phi(K).sum(axis=-2)[..., None], masked the same way",
 )
 _L_ELU = ck.Mistake(
-    symptom="your default feature map is elu(x), not elu(x) + 1: its features can be "
-    "negative, and so can a similarity",
+    symptom="your default feature map gives negative features where x < 0 (it is "
+    "elu(x) itself), so a similarity can be negative",
     why="a weighted average needs sim(q, k) >= 0; elu(x) + 1 is positive everywhere",
     fix="phi(x) = elu(x) + 1 = np.where(x > 0, x + 1, np.exp(x))",
 )

@@ -220,7 +220,7 @@ WRONG = [
             (step_sign, "wrong sign"),
             (step_no_beta, "ignores the write strength"),
             (step_y_old, "y is read from the old state"),
-            (step_outer_swapped, "outer product with the key first"),
+            (step_outer_swapped, "raised ValueError"),
         ],
     ),
     *wrong(
@@ -237,7 +237,7 @@ WRONG = [
         check_linear_attention,
         [
             (linear_no_z, "without the normaliser"),
-            (linear_elu, "elu(x), not elu(x) + 1"),
+            (linear_elu, "gives negative features"),
             (linear_ignores_map, "the default elu(x) + 1's"),
             (linear_ignores_causal, "still sees every key"),
             (linear_upper_left, "aligned upper-left"),
