@@ -25,6 +25,7 @@ _CONV_FLIPPED = ck.Mistake(
     "blocked: the polarity is flipped",
     why="{meaning}; ours is True = may attend",
     fix="{fix}",
+    line=r"==|~|convention",
 )
 _CONV_AXES = ck.Mistake(
     symptom="your {convention!r} mask has shape {shape}, which lines up against "
@@ -33,12 +34,14 @@ _CONV_AXES = ck.Mistake(
     why="broadcasting matches trailing axes first, so a (batch, m) mask needs "
     "size-1 axes for the heads and the queries in between",
     fix="{fix}",
+    line=r"None|reshape|\[",
 )
 _CONV_DTYPE = ck.Mistake(
     symptom="your {convention!r} conversion returns dtype {dtype}, not bool",
     why="a float or integer 0/1 mask is another convention again; the helpers "
     "refuse anything but booleans",
     fix="{fix}",
+    line=r"astype|1\s*-|return",
 )
 _CONVENTIONS = {
     "seed003": (
@@ -141,7 +144,7 @@ def check_mask_conversion(fn, *, seed=7):
             else ck.quietly(_conversion_problem, convention, got[0], truth, scores)
         )
         if message is not None:
-            raise ck.CheckFailed(name, message, case.label, ck.defined_at(fn))
+            raise ck.CheckFailed(name, message, case.label, ck.look_at(fn, message))
     print(f"✓ {name}: all {len(cases)} conventions converted")
     return True
 
@@ -156,6 +159,7 @@ _DEC_UPPER_LEFT = ck.Mistake(
     why="the n_new queries are the last positions, cache_len .. cache_len + n_new "
     "- 1: query i is at position cache_len + i (lower-right alignment)",
     fix="key j is allowed when j <= cache_len + i (and j < lengths[b])",
+    line=r"<=|tril",
 )
 _DEC_PAD_QUERIES = ck.Mistake(
     symptom="in a sequence shorter than the batch your mask blocks whole rows "
@@ -163,12 +167,14 @@ _DEC_PAD_QUERIES = ck.Mistake(
     why="padding is about which keys exist: a padded key must get no weight from "
     "any query; a padded query still computes an output, which the loss ignores",
     fix="the padding test compares the key index j with lengths[b], on the last axis",
+    line=r"lengths",
 )
 _DEC_FLIPPED = ck.Mistake(
     symptom="your mask is True exactly where attending is blocked: the polarity "
     "is flipped",
     why="the course's one convention: True = may attend",
     fix="negate it (~mask)",
+    line=r"~|>|return",
 )
 _DEC_OFF_BY_ONE = ck.Mistake(
     symptom="your causal boundary is one key off: compare the last query's row "
@@ -176,17 +182,20 @@ _DEC_OFF_BY_ONE = ck.Mistake(
     why="query i sits at position cache_len + i and may see itself, so its last "
     "allowed key is j = cache_len + i: neither one before nor one after",
     fix="j <= cache_len + i",
+    line=r"<=|<|tril|\+\s*1|-\s*1",
 )
 _DEC_NO_PADDING = ck.Mistake(
     symptom="your mask lets queries attend to padded keys (j >= lengths[b])",
     why="padded positions are filler, not tokens: no query may read them",
     fix="& with j < lengths[b] along the keys",
+    line=r"return|&",
 )
 _DEC_NO_CAUSAL = ck.Mistake(
     symptom="your mask lets a new query attend to the new tokens after it",
     why="the causal rule holds inside the n_new new tokens too: query i may not "
     "read the tokens after position cache_len + i",
     fix="& with j <= cache_len + i",
+    line=r"return|&",
 )
 _DEC_KEYS = ck.Mistake(
     symptom="your mask has {got_m} columns; the keys are the cached ones and the "
@@ -194,6 +203,7 @@ _DEC_KEYS = ck.Mistake(
     why="the n_new new tokens are written to the cache before attention, so they "
     "are keys too: m = cache_len + n_new",
     fix="shape (batch, 1, n_new, cache_len + n_new)",
+    line=r"cache_len|m\s*=",
 )
 
 

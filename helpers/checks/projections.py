@@ -131,12 +131,14 @@ _SHRINK_LINEAR = ck.Mistake(
     "more than a factor c",
     why="a score is q . k, and both q = x W_Q and k = x W_K carry a factor 1/c",
     fix="the factor is c ** 2",
+    line=r"return",
 )
 _SHRINK_SQRT = ck.Mistake(
     symptom="at c = {c:g} your factor is off: you took the square root somewhere, "
     "but nothing divides X's contribution by a square root",
     why="the sqrt(d_k) scale does not change with X; q and k each carry 1/c",
     fix="the factor is c ** 2",
+    line=r"sqrt|\*\*",
 )
 _SHRINK_DIRECTION = ck.Mistake(
     symptom="your word for the weights at c = {c:g} is the wrong way round: "
@@ -144,6 +146,7 @@ _SHRINK_DIRECTION = ck.Mistake(
     why="smaller scores mean smaller gaps between them, so the weights, which go "
     "as e^gap, move towards uniform; larger scores sharpen them",
     fix='"flatter" when c > 1, "sharper" when c < 1',
+    line=r"flatter|sharper",
 )
 
 
@@ -197,7 +200,7 @@ def check_shrink_prediction(fn):
         elif result[1] != word:
             message = _SHRINK_DIRECTION.filled(case.facts)
         if message is not None:
-            raise ck.CheckFailed(name, message, case.label, ck.defined_at(fn))
+            raise ck.CheckFailed(name, message, case.label, ck.look_at(fn, message))
     small = _seed_weights(X_SEED / 10)  # (n, m)
     winner = (
         "token 1 still wins both rows, just"
@@ -224,6 +227,7 @@ _LAYER_NO_W_O = ck.Mistake(
     why="the layer ends with the output projection W_O (d_v, d_out), which maps "
     "every token's attended value back to the model's size",
     fix="output = (weights @ V) @ W_O",
+    line=r"return",
 )
 _LAYER_NO_MASK = ck.Mistake(
     symptom="with causal=True your weights put weight on later tokens (above the "
@@ -231,6 +235,7 @@ _LAYER_NO_MASK = ck.Mistake(
     why="causal means query i may attend key j only when j <= i; the blocked "
     "scores must become -inf before the softmax",
     fix="scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)",
+    line=r"causal|return",
 )
 _LAYER_MASK_FLIPPED = ck.Mistake(
     symptom="with causal=True your weights sit on the future: each query attends "
@@ -238,6 +243,7 @@ _LAYER_MASK_FLIPPED = ck.Mistake(
     why="True = may attend: the allowed keys are the lower triangle, the diagonal "
     "included",
     fix="keep np.tril(...) (j <= i), not np.triu",
+    line=r"triu|tril|~",
 )
 _LAYER_MASK_AFTER = ck.Mistake(
     symptom="with causal=True your rows of weights do not sum to 1: the future "
@@ -245,12 +251,14 @@ _LAYER_MASK_AFTER = ck.Mistake(
     why="the softmax's Z still counted the blocked keys; mask the scores (-inf), "
     "then take the softmax",
     fix="scores = np.where(mask, scores, -np.inf) before the softmax",
+    line=r"causal|\*",
 )
 _LAYER_NO_DIAGONAL = ck.Mistake(
     symptom="with causal=True your weights' diagonal is 0: no token attends itself, "
     "and token 0 attends nothing",
     why="causal blocks the future only: key j = i is the token itself, allowed",
     fix="np.tril(..., k=0), diagonal included",
+    line=r"tril|triu|k\s*=|<",
 )
 _LAYER_SCALE = {
     "d_model": ck.Mistake(
@@ -259,22 +267,26 @@ _LAYER_SCALE = {
         why="the dot products q . k run over d_k = W_Q.shape[-1] = {d_k} "
         "coordinates, and their spread grows like sqrt(d_k) (lesson 04)",
         fix="scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)",
+        line=r"sqrt|/",
     ),
     "d_v": ck.Mistake(
         symptom="your scores are divided by sqrt(d_v) = sqrt({d_v}), the size of a "
         "value",
         why="the scale belongs to the dot product q . k, whose length is d_k = {d_k}",
         fix="scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)",
+        line=r"sqrt|/",
     ),
     "one": ck.Mistake(
         symptom="your scores are not scaled",
         why="q . k over d_k coordinates spreads like sqrt(d_k): lesson 04",
         fix="divide the scores by math.sqrt(d_k), d_k = W_Q.shape[-1]",
+        line=r"sqrt|/",
     ),
     "d_k": ck.Mistake(
         symptom="your scores are divided by d_k = {d_k}, not by its square root",
         why="Var(q . k) = d_k, so the standard deviation is sqrt(d_k)",
         fix="divide by math.sqrt(d_k)",
+        line=r"sqrt|/",
     ),
 }
 _LAYER_AXIS = ck.Mistake(
@@ -283,6 +295,7 @@ _LAYER_AXIS = ck.Mistake(
     why="each query's weights over the keys must sum to 1; the keys are the last "
     "axis of the scores",
     fix="softmax along axis=-1",
+    line=r"axis",
 )
 _LAYER_NO_MAX = ck.Mistake(
     symptom="on the case with large scores (up to {max_score:.0f}) your weights "
@@ -290,6 +303,7 @@ _LAYER_NO_MAX = ck.Mistake(
     why="exp overflows above about 709 in float64; the softmax is unchanged by "
     "a shift shared by a row (lesson 03)",
     fix="e = np.exp(scores - scores.max(axis=-1, keepdims=True))",
+    line=r"exp",
 )
 
 

@@ -34,6 +34,7 @@ _STD_IS_VARIANCE = ck.Mistake(
     why="section 1 derived the variance, Var(q.k) = d_k; a standard deviation is "
     "the square root of a variance",
     fix="return math.sqrt(d_k) unscaled and 1.0 scaled",
+    line=r"return|d_k",
 )
 _STD_SCALED_SHRINKS = ck.Mistake(
     symptom="your scaled prediction shrinks as d_k grows, but the measured spread "
@@ -41,12 +42,14 @@ _STD_SCALED_SHRINKS = ck.Mistake(
     why="dividing a random number by c divides its standard deviation by c: "
     "sqrt(d_k) / sqrt(d_k)",
     fix="return 1.0 when scaled is True",
+    line=r"sqrt|/",
 )
 _STD_SWAPPED = ck.Mistake(
     symptom="your two predictions are swapped: at d_k = {d_k} you gave the "
     "unscaled scores the spread the scaled ones have, and the other way round",
     why="`scaled=True` means q.k / sqrt(d_k), the scores after the division",
     fix="return 1.0 if scaled else math.sqrt(d_k)",
+    line=r"scaled",
 )
 
 
@@ -181,6 +184,7 @@ _VJP_NO_SHARED_Z = ck.Mistake(
     why="all the weights share one Z: J = diag(a) - a a^T, and the a a^T part "
     "couples every entry to every g",
     fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+    line=r"return|\*",
 )
 _VJP_UNWEIGHTED = ck.Mistake(
     symptom="the number you subtract from g is not weighted by the weights a: "
@@ -189,6 +193,7 @@ _VJP_UNWEIGHTED = ck.Mistake(
     why="(a a^T g)_j = a_j (a . g): the term shared by a row is a . g, the "
     "average of g under the weights",
     fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+    line=r"sum\(|mean\(",
 )
 _VJP_NO_OUTER_A = ck.Mistake(
     symptom="your gradient is not multiplied by a_j: a key whose weight is about 0 "
@@ -196,6 +201,7 @@ _VJP_NO_OUTER_A = ck.Mistake(
     why="row j of J is a_j (e_j - a): every entry carries its own weight a_j, so a "
     "saturated softmax passes back almost nothing",
     fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+    line=r"return",
 )
 _VJP_DIAGONAL = ck.Mistake(
     symptom="your gradient is the diagonal of J times g only: the off-diagonal "
@@ -203,11 +209,13 @@ _VJP_DIAGONAL = ck.Mistake(
     why="J = diag(a) - a a^T is a full matrix; its diagonal a_j (1 - a_j) is only "
     "how a_j reacts to its own score",
     fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+    line=r"1\s*-|return",
 )
 _VJP_SIGN = ck.Mistake(
     symptom="your gradient has the opposite sign in every entry",
     why="raising score j raises a_j: J's diagonal a_j (1 - a_j) is positive",
     fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+    line=r"-",
 )
 _VJP_AXIS = ck.Mistake(
     symptom="with batch axes ({label}) your rows mix: the sum over the keys runs "
@@ -215,6 +223,7 @@ _VJP_AXIS = ck.Mistake(
     why="each row of a is one softmax over the m keys (the last axis); nothing "
     "mixes between rows",
     fix="sum with axis=-1, keepdims=True",
+    line=r"axis|sum\(",
 )
 
 
