@@ -18,8 +18,9 @@ to look (found by ``helpers.checks._where``). A step of the explanation that
 fails itself is skipped with a :class:`CheckerBugWarning` (the tests turn it
 into an error), never a crash.
 
-Staged hints. A known mistake is a :class:`Mistake` (symptom, why, fix), and a
-learner is told it in steps, remembered per kernel for each (checker, mistake):
+Staged hints. A known mistake is a :class:`Mistake` (symptom, why, fix; it and
+:class:`CheckFailed` live in ``_failure``, re-exported here), and a learner is
+told it in steps, remembered per kernel for each (checker, mistake):
 
 - the first failure shows the symptom, the case and where to look (the
   learner's function, or their line that matches the mistake's ``line``);
@@ -33,151 +34,30 @@ checker's steps: a mistake that comes back after a pass is a new attempt and
 starts with its symptom. nbgrader runs each check cell once in a fresh kernel,
 so the first step is written to be enough on its own.
 
-Every exported checker goes through one path, :func:`checker` (applied in
-``helpers.checks``): it records the steps, and a learner's function that
+Every exported checker goes through one path, ``helpers.checks._hints.checker``
+(applied in ``helpers.checks``): it records the steps, and a learner's function that
 raised ``NotImplementedError`` (a stub) always ends in the one "not implemented
 yet" message, whatever the checker did with the exception.
 """
 
-import dataclasses
 import itertools
-import textwrap
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from helpers._validate import fmt
+
+# re-exported: checkers write ck.Mistake, ck.CheckFailed, ck.fill
+from helpers.checks._failure import CheckFailed, Mistake, fill, short_name  # noqa: F401
 from helpers.checks._where import defined_at, fn_name, line_of, raised_at
 
 RTOL = 1e-6
 ATOL = 1e-6
-_WIDTH = 88
 
 
 class CheckerBugWarning(UserWarning):
     """A step of a checker's explanation raised; the checker fell back."""
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """A known mistake's diagnosis in the three steps a learner is told it.
-
-    ``symptom``: what is wrong and where (the case, the value, the axis), never
-    the corrected code; ``why``: the reason, added when the same mistake comes
-    back; ``fix``: the corrected code, given only when the learner asks
-    (``checks.hint(...)``). Each may hold ``{n}``-style fields filled from the
-    case's sizes and facts. ``line``, a regular expression, finds the learner's
-    line to look at (the first line of their function that matches it).
-    """
-
-    symptom: str
-    why: str = ""
-    fix: str = ""
-    line: str = ""
-    key: str = field(default="", compare=False, repr=False)
-
-    def __post_init__(self):
-        if not self.key:  # the unfilled symptom names the mistake
-            object.__setattr__(self, "key", self.symptom)
-
-    def _each(self, change):
-        """The same mistake (same ``key``) with ``change`` applied to each part."""
-        return dataclasses.replace(
-            self,
-            symptom=change(self.symptom),
-            why=change(self.why),
-            fix=change(self.fix),
-        )
-
-    def filled(self, facts):
-        return self._each(lambda part: fill(part, facts))
-
-    def format(self, **values):
-        return self._each(lambda part: fill(part, values))
-
-    def replace(self, old, new):
-        return self._each(lambda part: part.replace(old, new))
-
-    def __str__(self):
-        return " ".join(part for part in (self.symptom, self.why, self.fix) if part)
-
-
-def short_name(checker):
-    """``check_online_softmax (update)`` -> ``online_softmax``, for checks.hint."""
-    name = checker.split(" ")[0]
-    return name.removeprefix("check_")
-
-
-class CheckFailed(AssertionError):
-    """A failed exercise check: the diagnosis, the case and where to look.
-
-    ``str(err)`` is the message as the learner is shown it; IPython shows
-    ``_render_traceback_()``, a few short lines, instead of a traceback through
-    the checker's internals. ``err.mistake`` is the :class:`Mistake` (None for a
-    generated message, e.g. a wrong shape), ``err.diagnosis`` the text shown:
-    the symptom at step 1, the symptom and the why at step 2 (``err.stage``).
-    """
-
-    def __init__(self, checker, message, case="", where=""):
-        self.checker = checker
-        self.mistake = message if isinstance(message, Mistake) else None
-        self.message = str(message) if self.mistake is None else ""
-        self.case = case
-        self.where = where
-        self.show(1)
-
-    def show(self, stage):
-        """Show step ``stage`` of the diagnosis: 1 the symptom, 2 adds the why."""
-        self.stage = stage
-        mistake = self.mistake
-        if mistake is None:
-            self.diagnosis = self.message
-        elif stage >= 2 and mistake.why:
-            self.diagnosis = f"{mistake.symptom.rstrip('.')}. Why: {mistake.why}"
-        else:
-            self.diagnosis = mistake.symptom
-        text = f"{self.checker}: {self.diagnosis}"
-        if self.case:
-            text += f"\n  ({self.case})"
-        if self.where:
-            text += f"\n  Look at: {self.where}"
-        if self.offers_fix():
-            text += f"\n  {self.hint_line()}"
-        self.args = (text,)
-
-    def offers_fix(self):
-        return self.stage >= 2 and self.mistake is not None
-
-    def hint_line(self):
-        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows the fix.'
-
-    def _render_traceback_(self):
-        red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
-        lines = textwrap.wrap(
-            f"✗ {self.checker}: {self.diagnosis}",
-            _WIDTH,
-            subsequent_indent="  ",
-            break_on_hyphens=False,
-            break_long_words=False,
-        ) or [f"✗ {self.checker}"]
-        lines[0] = f"{red}{bold}{lines[0]}{reset}"
-        extra = (
-            self.case,
-            f"look at: {self.where}" if self.where else "",
-            self.hint_line() if self.offers_fix() else "",
-        )
-        for text in extra:
-            if text:
-                lines += textwrap.wrap(
-                    text,
-                    _WIDTH,
-                    initial_indent="  ",
-                    subsequent_indent="    ",
-                    break_on_hyphens=False,
-                    break_long_words=False,
-                )
-        return lines
 
 
 @dataclass(frozen=True)
@@ -213,16 +93,6 @@ def describe(name, value):
     if isinstance(value, np.random.Generator):
         return f"{name}=np.random.default_rng(...)"
     return f"{name}={value!r}"
-
-
-def fill(template, facts):
-    """``template.format_map(facts)``, or the template itself if that fails."""
-    if isinstance(template, Mistake):
-        return template.filled(facts)
-    try:
-        return template.format_map(facts)
-    except (KeyError, ValueError, IndexError, AttributeError):
-        return template
 
 
 def make_case(names, *args, sizes=None, facts=None, large=False, note="", **kwargs):

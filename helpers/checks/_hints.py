@@ -57,8 +57,11 @@ class Watched:
             self._stubs.append(self.__wrapped__)
             raise
 
-    def __getattr__(self, name):
-        return getattr(self.__wrapped__, name)
+    def __getattr__(self, name):  # only for names the instance does not have
+        wrapped = self.__dict__.get("__wrapped__")
+        if wrapped is None:  # mid-copy (copy.deepcopy): no recursion
+            raise AttributeError(name)
+        return getattr(wrapped, name)
 
 
 def _watch(value, stubs):

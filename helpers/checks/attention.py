@@ -134,10 +134,13 @@ def _diagnose_one_query(case, got, expected):
     if not np.isclose(weights.sum(), 1.0):
         return _FORGOT_1_OVER_Z
     if ck.same(y, expected[0]) and ck.same(weights, expected[1]):
-        return (
-            f"your y and weights are right but Z is {ck.num(Z)}; it should be "
-            f"Z = sum_j exp(score_j) = {ck.num(expected[2])}, the sum of the "
-            "exponentials before dividing"
+        return ck.Mistake(
+            symptom=f"your y and weights are right but Z is {ck.num(Z)}, not the "
+            "normaliser",
+            why="Z is the sum of the exponentials of the scores, before dividing",
+            fix=f"Z = sum_j exp(score_j), here {ck.num(expected[2])}",
+            line=r"\bZ\b\s*=",
+            key="your y and weights are right but Z is not",
         )
     return None
 
@@ -438,9 +441,13 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
             f"yours has dtype {perm.dtype}"
         )
     if perm.shape != (m,) or sorted(perm.tolist()) != list(range(m)):
-        return (
-            f"perm must be a permutation of 0 .. m - 1 = {m - 1}, shape ({m},): "
-            f"perm = rng.permutation(K.shape[0]); yours has shape {fmt(perm.shape)}"
+        return ck.Mistake(
+            symptom=f"perm must be a permutation of 0 .. m - 1 = {m - 1}, shape "
+            f"({m},); yours has shape {fmt(perm.shape)}",
+            why="each of the m (key, value) rows must appear exactly once",
+            fix="perm = rng.permutation(K.shape[0])",
+            line=r"perm\s*=",
+            key="perm is not a permutation of the rows",
         )
     if (perm == np.arange(m)).all():
         return "your perm is 0, 1, 2, ...: that permutation changes nothing"
@@ -467,7 +474,12 @@ def _attention_unchanged(Q, K, V, K_sh, V_sh, perm):
     output_sh, weights_sh = anp.scaled_dot_product_attention(Q, K_sh, V_sh)
     keys_only, _ = anp.scaled_dot_product_attention(Q, K_sh, V)
     if not (ck.same(output_sh, output) and ck.same(weights_sh, weights[:, perm])):
-        return "attention's output changed after your shuffle: K[perm], V[perm]"
+        return ck.Mistake(
+            symptom="attention's output changed after your shuffle",
+            why="attention is a weighted sum over (key, value) pairs: reordering "
+            "whole pairs changes nothing, splitting them does",
+            fix="K[perm], V[perm], with the one perm you return",
+        )
     if ck.same(keys_only, output):
         return "shuffling the keys alone did not change the output: shuffle again"
     return None

@@ -176,10 +176,10 @@ _F16_NO_MAX = ck.Mistake(
     line=r"exp",
 )
 _KEEP_DTYPE = ck.Mistake(
-    symptom="your weights are {got} but the scores were {want}",
+    symptom="your weights are {got} but the scores were {want}: something "
+    "promotes {want} to {got}",
     why="a float64 constant or array, e.g. np.float64(-1e9) or np.array(-1e9), "
-    "silently promotes {want} to float64; a plain Python number like -np.inf or "
-    "-1e9 does not",
+    "does that silently; a plain Python number like -np.inf or -1e9 does not",
     fix="compute in the dtype of `scores` (float16 in, float16 out), with plain "
     "Python numbers as constants",
     line=r"float64|np\.array|astype",

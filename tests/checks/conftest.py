@@ -3,13 +3,24 @@
 A ``CheckerBugWarning`` means that a diagnosis step raised inside a checker and
 was skipped: the learner still gets a message, but a test must not pass that
 way. The catalogue and the harness hold asserts, so pytest rewrites them too.
+The staged hints start from scratch in every test.
 """
 
 from pathlib import Path
 
 import pytest
 
+from helpers.checks import _hints
+
 pytest.register_assert_rewrite("tests.checks.catalogue", "tests.checks.harness")
+
+
+@pytest.fixture(autouse=True)
+def fresh_hint_steps():
+    """Every test starts as a fresh kernel: no mistake told yet (see _hints), so
+    a message never depends on which tests ran before it in the process."""
+    _hints.reset()
+    yield
 
 HERE = Path(__file__).parent
 CHECKER_BUG_IS_AN_ERROR = pytest.mark.filterwarnings(

@@ -1,0 +1,144 @@
+"""A failed check and a known mistake: what a learner is shown, and how.
+
+:class:`Mistake` is a known mistake's diagnosis in three parts (symptom, why,
+fix); :class:`CheckFailed` is the failure a checker raises, shown at the step
+that ``helpers.checks._hints`` chose for it. ``helpers.checks._engine``
+re-exports both, so checkers write ``ck.Mistake`` and ``ck.CheckFailed``.
+"""
+
+import dataclasses
+import textwrap
+from dataclasses import dataclass, field
+
+_WIDTH = 88
+
+
+def fill(template, facts):
+    """``template.format_map(facts)``, or the template itself if that fails."""
+    if isinstance(template, Mistake):
+        return template.filled(facts)
+    try:
+        return template.format_map(facts)
+    except (KeyError, ValueError, IndexError, AttributeError):
+        return template
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake's diagnosis in the three steps a learner is told it.
+
+    ``symptom``: what is wrong and where (the case, the value, the axis), never
+    the corrected code; ``why``: the reason, added when the same mistake comes
+    back; ``fix``: the corrected code, given only when the learner asks
+    (``checks.hint(...)``). Each may hold ``{n}``-style fields filled from the
+    case's sizes and facts. ``line``, a regular expression, finds the learner's
+    line to look at (the first line of their function that matches it).
+    """
+
+    symptom: str
+    why: str = ""
+    fix: str = ""
+    line: str = ""
+    key: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self):
+        if not self.key:  # the unfilled symptom names the mistake
+            object.__setattr__(self, "key", self.symptom)
+
+    def _each(self, change):
+        """The same mistake (same ``key``) with ``change`` applied to each part."""
+        return dataclasses.replace(
+            self,
+            symptom=change(self.symptom),
+            why=change(self.why),
+            fix=change(self.fix),
+        )
+
+    def filled(self, facts):
+        return self._each(lambda part: fill(part, facts))
+
+    def format(self, **values):
+        return self._each(lambda part: fill(part, values))
+
+    def replace(self, old, new):
+        return self._each(lambda part: part.replace(old, new))
+
+    def __str__(self):
+        return " ".join(part for part in (self.symptom, self.why, self.fix) if part)
+
+
+def short_name(checker):
+    """``check_online_softmax (update)`` -> ``online_softmax``, for checks.hint."""
+    name = checker.split(" ")[0]
+    return name.removeprefix("check_")
+
+
+class CheckFailed(AssertionError):
+    """A failed exercise check: the diagnosis, the case and where to look.
+
+    ``str(err)`` is the message as the learner is shown it; IPython shows
+    ``_render_traceback_()``, a few short lines, instead of a traceback through
+    the checker's internals. ``err.mistake`` is the :class:`Mistake` (None for a
+    generated message, e.g. a wrong shape), ``err.diagnosis`` the text shown:
+    the symptom at step 1, the symptom and the why at step 2 (``err.stage``).
+    """
+
+    def __init__(self, checker, message, case="", where=""):
+        self.checker = checker
+        self.mistake = message if isinstance(message, Mistake) else None
+        self.message = str(message) if self.mistake is None else ""
+        self.case = case
+        self.where = where
+        self.show(1)
+
+    def show(self, stage):
+        """Show step ``stage`` of the diagnosis: 1 the symptom, 2 adds the why."""
+        self.stage = stage
+        mistake = self.mistake
+        if mistake is None:
+            self.diagnosis = self.message
+        elif stage >= 2 and mistake.why:
+            self.diagnosis = f"{mistake.symptom.rstrip('.')}. Why: {mistake.why}"
+        else:
+            self.diagnosis = mistake.symptom
+        text = f"{self.checker}: {self.diagnosis}"
+        if self.case:
+            text += f"\n  ({self.case})"
+        if self.where:
+            text += f"\n  Look at: {self.where}"
+        if self.offers_fix():
+            text += f"\n  {self.hint_line()}"
+        self.args = (text,)
+
+    def offers_fix(self):
+        return self.stage >= 2 and self.mistake is not None
+
+    def hint_line(self):
+        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows the fix.'
+
+    def _render_traceback_(self):
+        red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+        lines = textwrap.wrap(
+            f"✗ {self.checker}: {self.diagnosis}",
+            _WIDTH,
+            subsequent_indent="  ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [f"✗ {self.checker}"]
+        lines[0] = f"{red}{bold}{lines[0]}{reset}"
+        extra = (
+            self.case,
+            f"look at: {self.where}" if self.where else "",
+            self.hint_line() if self.offers_fix() else "",
+        )
+        for text in extra:
+            if text:
+                lines += textwrap.wrap(
+                    text,
+                    _WIDTH,
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                    break_on_hyphens=False,
+                    break_long_words=False,
+                )
+        return lines
