@@ -9,11 +9,14 @@ and learner-style wrong ones.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
 
+from helpers import attention_np as anp
 from helpers import checks
+from helpers.attention_np import scaled_dot_product_attention
 from helpers.checks import CheckFailed, _hints
 from tests.checks.catalogue import right, topic_tests, wrong
 
@@ -128,9 +131,11 @@ def test_the_trainer_gets_a_copy_of_the_config(lab):
 
 
 WRONG_CONFIGS = [
-    (lambda q: ({**q, "d_k": 2}, False), "differs from the experiment in `d_k`"),
-    (lambda q: ({**q, "d_k": 1, "steps": 600}, False), "`steps`"),
-    (lambda q: ({"d_k": 1}, False), "differs from the experiment in"),
+    (lambda q: ({**q, "d_k": 2}, False), "sets `d_k` = 2, which is not the change"),
+    (lambda q: ({**q, "d_k": 1, "steps": 600}, False), "also changes `steps`"),
+    (lambda q: ({"d_k": 1}, False), "has no `d_model`, `scaled`, `mask`"),
+    (lambda q: ({**q}, False), "leaves `d_k` as QUICK has it (16)"),
+    (lambda q: ({**q, "dk": 1}, False), "has `dk`, which is not a key of the config"),
     (lambda q: ({**q, "d_k": 1}, "no"), "must be True or False"),
     (lambda q: {**q, "d_k": 1}, "must return a tuple of 2 values"),
 ]
@@ -139,8 +144,63 @@ WRONG_CONFIGS = [
 @pytest.mark.parametrize(("make", "says"), WRONG_CONFIGS)
 def test_a_wrong_d_k_answer_is_named(lab, make, says):
     quick, baseline = lab
-    with pytest.raises(CheckFailed, match=says.replace("(", r"\(").replace("**", "")):
+    with pytest.raises(CheckFailed, match=re.escape(says)):
         checks.check_d_k_experiment(lambda: make(quick), fake_train, quick, baseline)
+
+
+def _config_failure(checker, quick, baseline, config, *extra):
+    with pytest.raises(CheckFailed) as info:
+        checker(lambda: (config, *extra), fake_train, quick, baseline)
+    return info.value
+
+
+def test_an_unknown_key_is_named_as_unknown_with_the_valid_keys(lab):
+    quick, baseline = lab
+    err = _config_failure(
+        checks.check_d_k_experiment, quick, baseline, {**quick, "dk": 1}, False
+    )
+    assert "`dk`, which is not a key of the config" in err.diagnosis
+    assert "`d_model`, `d_k`, `scaled`, `mask`, `steps`, `seed`" in err.diagnosis
+    assert "one thing at a time" not in err.mistake.why
+    assert "misspelt" in err.mistake.why
+    assert '"d_k": 1' in err.mistake.fix and '"d_k": 1' not in str(err)
+
+
+def test_a_wrong_value_is_told_the_expected_value_only_in_the_fix(lab):
+    quick, baseline = lab
+    err = _config_failure(
+        checks.check_mask_experiment, quick, baseline, {**quick, "mask": False}, False
+    )
+    assert "sets `mask` = False, which is not the change" in err.diagnosis
+    assert "flipped" not in err.diagnosis and "flipped" not in err.mistake.why
+    assert err.mistake.fix == 'config = {**QUICK, "mask": "flipped"}'
+    assert "one thing at a time" not in err.mistake.why
+
+
+def test_a_missing_key_and_an_extra_change_get_their_own_why(lab):
+    quick, baseline = lab
+    missing = _config_failure(
+        checks.check_scale_experiment, quick, baseline, {"d_k": 256}, True, True
+    )
+    assert "has no `d_model`" in missing.diagnosis
+    assert "from scratch" in missing.mistake.why
+    extra = _config_failure(
+        checks.check_scale_experiment,
+        quick,
+        baseline,
+        {**quick, "d_k": 256, "scaled": False, "seed": 3},
+        True,
+        True,
+    )
+    assert "also changes `seed`" in extra.diagnosis
+    assert "one thing at a time" in extra.mistake.why
+    assert '"d_k": 256, "scaled": False}' in extra.mistake.fix
+
+
+def test_a_passed_experiment_says_what_happened(lab, capsys):
+    quick, baseline = lab
+    checks.check_d_k_experiment(d_k_right(quick), fake_train, quick, baseline)
+    assert "What happened: In one dimension" in capsys.readouterr().out
 
 
 def test_the_scale_experiment_checks_both_predictions(lab, capsys):
@@ -242,6 +302,12 @@ def _variant(**change):
             weights = _softmax(scores)
         elif change.get("mask") == "after":
             weights = _softmax(scores) * real[:, None, None, :]
+        elif change.get("mask") == "times":
+            weights = _softmax(scores * real[:, None, None, :])
+        elif change.get("mask") in (">=", ">=-1e9"):
+            pad = slots >= lengths[:, None]  # True on the padding: flipped
+            fill = -1e9 if change["mask"] == ">=-1e9" else -np.inf
+            weights = _softmax(np.where(pad[:, None, None, :], scores, fill))
         else:
             weights = _softmax(np.where(real[:, None, None, :], scores, -np.inf))
         heads = weights @ V
@@ -264,6 +330,9 @@ WRONG = wrong(
         (_variant(mask="none"), "padding was not masked", "no-mask"),
         (_variant(mask="<="), "see one padding slot", "off-by-one"),
         (_variant(mask="after"), "after the softmax", "mask-after"),
+        (_variant(mask=">="), "your mask blocks the real slots", "flipped-inf"),
+        (_variant(mask=">=-1e9"), "your mask blocks the real slots", "flipped-1e9"),
+        (_variant(mask="times"), "multiplied by the 0/1 mask", "times-mask"),
         (_variant(split="reshape"), "without moving the heads axis", "split"),
         (_variant(merge="reshape"), "merged with a reshape alone", "merge"),
     ],
@@ -286,3 +355,64 @@ def test_a_recall_mistake_is_told_in_steps(capsys):
     checks.hint("recall_attention")
     assert f"Fix: {fix}" in capsys.readouterr().out
     _hints.reset()
+
+
+def recall_with_helpers(memory, asked, W_Q, W_K, W_V, num_heads, lengths):
+    m = memory.shape[1]
+    Q = anp.split_heads(asked @ W_Q, num_heads)  # (batch, H, n, d_k)
+    K = anp.split_heads(memory @ W_K, num_heads)  # (batch, H, m, d_k)
+    V = anp.split_heads(memory @ W_V, num_heads)  # (batch, H, m, d_v)
+    real = np.arange(m)[None, :] < lengths[:, None]  # (batch, m)
+    y, weights = anp.scaled_dot_product_attention(Q, K, V, mask=real[:, None, None])
+    return anp.merge_heads(y), weights
+
+
+def recall_with_imported_sdpa(memory, asked, W_Q, W_K, W_V, num_heads, lengths):
+    batch, m, _ = memory.shape
+
+    def split(x):
+        return x.reshape(batch, x.shape[1], num_heads, -1).transpose(0, 2, 1, 3)
+
+    real = np.arange(m)[None, :] < lengths[:, None]  # (batch, m)
+    heads, weights = scaled_dot_product_attention(
+        split(asked @ W_Q),
+        split(memory @ W_K),
+        split(memory @ W_V),
+        real[:, None, None],
+    )
+    return heads.transpose(0, 2, 1, 3).reshape(batch, asked.shape[1], -1), weights
+
+
+def test_the_course_helpers_are_refused_and_named():
+    originals = {n: getattr(anp, n) for n in dir(anp)}
+    _hints.reset()
+    with pytest.raises(CheckFailed) as info:
+        checks.check_recall_attention(recall_with_helpers)
+    err = info.value
+    for name in ("split_heads", "scaled_dot_product_attention", "merge_heads"):
+        assert f"`anp.{name}`" in err.diagnosis
+    assert "written by hand" in err.diagnosis
+    assert "anp.split_heads(asked @ W_Q" in err.where  # the learner's line
+    assert "np.arange(m)" in err.mistake.fix and err.mistake.fix not in str(err)
+    with pytest.raises(CheckFailed, match="Why: 9.4 is the build"):
+        checks.check_recall_attention(recall_with_helpers)
+    # a name imported from the module is caught too, under its own name
+    with pytest.raises(CheckFailed, match="`scaled_dot_product_attention`"):
+        checks.check_recall_attention(recall_with_imported_sdpa)
+    # and everything is put back, whatever happened
+    assert {n: getattr(anp, n) for n in dir(anp)} == originals
+    assert scaled_dot_product_attention is originals["scaled_dot_product_attention"]
+    assert globals()["scaled_dot_product_attention"] is scaled_dot_product_attention
+    _hints.reset()
+
+
+def test_the_helpers_are_restored_when_the_layer_raises():
+    originals = {n: getattr(anp, n) for n in dir(anp)}
+
+    def crashes(memory, *rest):
+        anp.softmax(memory)
+        raise ValueError("boom")
+
+    with pytest.raises(CheckFailed, match="raised ValueError"):
+        checks.check_recall_attention(crashes)
+    assert {n: getattr(anp, n) for n in dir(anp)} == originals
