@@ -191,19 +191,44 @@ def check_grouped_query_attention(fn, *, seed=0):
 # --------------------------------------------------------------------------
 
 
+def _cache_order(t, new, old, row):
+    """None if ``new`` is ``old`` with ``row`` appended; else a Mistake or message."""
+    new = np.asarray(new, dtype=np.float64)
+    if new.shape != (t + 1, row.shape[0]):
+        return None  # the row count is told apart; a wrong width fails the values
+    if np.allclose(new[:t], old) and np.allclose(new[t], row):
+        return None
+    if np.allclose(new[1:], old) and np.allclose(new[0], row):
+        return _PREPENDED.format(t=t)
+    return (
+        f"after step {t} your cache does not hold the earlier rows, in order, "
+        "followed by the new token's row"
+    )
+
+
 def _decode_all(step, Q, K, V):
-    """Feed the rows of Q, K, V one at a time to ``step``; stack the outputs."""
+    """Feed the rows of Q, K, V one at a time to ``step``; stack the outputs.
+
+    Returns the stacked y (n, d_v), or what is wrong with a step's return value
+    (a message or a Mistake): not three values, a cache with the wrong number of
+    rows, or rows not in order (the new one last).
+    """
     K_cache, V_cache = np.zeros((0, K.shape[1])), np.zeros((0, V.shape[1]))
     outputs = []
     for t in range(Q.shape[0]):
         result = step(Q[t], K[t], V[t], K_cache, V_cache)
         if not isinstance(result, tuple | list) or len(result) != 3:
             return "must return the tuple (y, K_cache, V_cache)"
-        y, K_cache, V_cache = result
+        y, K_new, V_new = result
         outputs.append(np.asarray(y, dtype=np.float64))
-        if np.shape(K_cache)[0] != t + 1:
-            rows = np.shape(K_cache)[0]
+        if np.shape(K_new)[0] != t + 1:
+            rows = np.shape(K_new)[0]
             return f"after step {t} your K_cache holds {rows} rows, not {t + 1}"
+        for new, old, row in ((K_new, K_cache, K[t]), (V_new, V_cache, V[t])):
+            problem = _cache_order(t, new, old, row)
+            if problem is not None:
+                return problem
+        K_cache, V_cache = K_new, V_new
     return np.stack(outputs)  # (n, d_v)
 
 
@@ -214,11 +239,12 @@ def _right_step(q, k, v, K_cache, V_cache):
 
 
 _BEFORE_APPEND = ck.Mistake(
-    symptom="your new token does not see itself: you attend before appending its "
-    "key and value to the cache (at step 0 it attends to an empty cache)",
-    why="causal attention lets token t attend to keys 0 .. t, itself included (the "
-    "causal mask keeps the diagonal): its own key and value must be in the cache "
-    "before it attends",
+    symptom="your new token does not see itself: it attends over the old cache "
+    "only, before its own key and value are appended (at step 0 the cache is "
+    "empty, so there is nothing to attend to)",
+    why="the new token must see itself: causal attention lets token t attend to "
+    "keys 0 .. t, its own included (the causal mask keeps the diagonal), so its "
+    "key and value must be in the cache before it attends",
     fix="append first, K_cache = np.vstack([K_cache, k]) and the same for V, then "
     "attend q over the whole cache",
     line=r"attention|softmax|@",
@@ -229,6 +255,26 @@ _ONLY_NEW = ck.Mistake(
     "token too",
     fix="attend over every cached key and value, old and new",
     line=r"return",
+)
+_NO_SCALE = ck.Mistake(
+    symptom="your scores were not divided by the square root of d_k = {d_k}: the "
+    "weights are sharper than causal attention's",
+    why="the scores of a decoding step are the same q . k as in attention over the "
+    "whole sequence, and they are scaled the same way, by 1 / sqrt(d_k)",
+    fix="scores = K_cache @ q / math.sqrt(d_k), with d_k = q.shape[0] (or "
+    "anp.scaled_dot_product_attention, which scales them)",
+    line=r"@|dot|scale",
+)
+_PREPENDED = ck.Mistake(
+    symptom="your caches hold the new row first: after step {t} the new token's "
+    "key is row 0 of K_cache, not its last row",
+    why="the exercise returns the caches with the new row appended, so that row t "
+    "holds token t: the order every later step, and a preallocated cache "
+    "(exercise 10.4), relies on. Attention alone cannot tell, since it treats the "
+    "keys as a set",
+    fix="K_cache = np.vstack([K_cache, k]), old rows first, then the new one; the "
+    "same for V_cache",
+    line=r"vstack|concatenate|append|insert|stack",
 )
 _Y_A_ROW = ck.Mistake(
     symptom="each step returns y with shape (1, d_v), a row, instead of (d_v,): "
@@ -247,6 +293,37 @@ def _step_before_append(q, k, v, K_cache, V_cache):
     return y, np.vstack([K_cache, k]), np.vstack([V_cache, v])
 
 
+def _step_before_append_self(q, k, v, K_cache, V_cache):
+    # step 0 special-cased as the token alone (y = v); later steps miss the new key
+    if len(K_cache) == 0:
+        return v, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+    return _step_before_append(q, k, v, K_cache, V_cache)
+
+
+def _step_no_scale(q, k, v, K_cache, V_cache):
+    K_cache, V_cache = np.vstack([K_cache, k]), np.vstack([V_cache, v])
+    y, _ = anp.scaled_dot_product_attention(q[None], K_cache, V_cache, scale=1.0)
+    return y[0], K_cache, V_cache
+
+
+def _attends_old_cache_only(step, d_k, d_v):
+    """True if ``step``, given a cache of two rows, attends over those rows only.
+
+    Tells apart a step that failed on the empty cache of step 0 because it
+    attends before appending (the probe starts with a non-empty cache).
+    """
+    rng = np.random.default_rng(1234)
+    q, k, K_cache = (rng.standard_normal(s) for s in (d_k, d_k, (2, d_k)))
+    v, V_cache = rng.standard_normal(d_v), rng.standard_normal((2, d_v))
+    try:
+        with np.errstate(all="ignore"):
+            y = step(q, k, v, K_cache.copy(), V_cache.copy())[0]
+        old_only = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)[0][0]
+        return ck.same(np.asarray(y, dtype=np.float64), old_only)
+    except Exception:
+        return False
+
+
 def _step_only_new(q, k, v, K_cache, V_cache):
     return v, np.vstack([K_cache, k]), np.vstack([V_cache, v])
 
@@ -261,24 +338,51 @@ def check_decode_step(fn, *, seed=0):
     cases = []
     for n, d_k, d_v in [(1, 4, 3), (5, 4, 6), (7, 8, 2)]:
         Q, K, V = (rng.standard_normal((n, d)) for d in (d_k, d_k, d_v))
-        sizes = {"n": n, "d_v": d_v}
-        cases.append(ck.make_case(("Q", "K", "V"), Q, K, V, sizes=sizes))
+        label = (
+            f"{n} token{'s' if n > 1 else ''} decoded one at a time from an empty "
+            f"cache: q and k ({d_k},), v ({d_v},) at each step"
+        )
+        sizes = {"n": n, "d_k": d_k, "d_v": d_v}
+        cases.append(ck.Case(label, ("Q", "K", "V"), (Q, K, V), {}, sizes))
 
     class Decode:
-        """Runs the learner's step over whole sequences; named and located as it."""
+        """Runs the learner's step over whole sequences; named and located as it.
+
+        What is wrong with a step's return value (the caches' rows, their order)
+        is kept in ``problem`` and told by ``inspect``, not raised as an error.
+        """
 
         __name__ = getattr(fn, "__name__", "your function")
         __code__ = getattr(fn, "__code__", None)
+        problem = None
 
         def __call__(self, Q, K, V):
-            result = _decode_all(fn, Q, K, V)
-            if isinstance(result, str):
-                raise ValueError(f"{self.__name__} {result}")
-            return result
+            self.problem = None
+            try:
+                result = _decode_all(fn, Q, K, V)
+            except NotImplementedError:
+                raise
+            except Exception:  # at step 0, attending over an empty cache?
+                if not _attends_old_cache_only(fn, K.shape[1], V.shape[1]):
+                    raise
+                result = _BEFORE_APPEND
+            if isinstance(result, np.ndarray):
+                return result
+            self.problem = (
+                result
+                if isinstance(result, ck.Mistake)
+                else f"{self.__name__} {result}"
+            )
+            return np.zeros((Q.shape[0], V.shape[1]))  # told by inspect instead
 
     decode = Decode()
     mistakes = [
         (_BEFORE_APPEND, lambda Q, K, V: _decode_all(_step_before_append, Q, K, V)),
+        (
+            _BEFORE_APPEND,
+            lambda Q, K, V: _decode_all(_step_before_append_self, Q, K, V),
+        ),
+        (_NO_SCALE, lambda Q, K, V: _decode_all(_step_no_scale, Q, K, V)),
         (_ONLY_NEW, lambda Q, K, V: _decode_all(_step_only_new, Q, K, V)),
         (_Y_A_ROW, lambda Q, K, V: _decode_all(_right_step, Q, K, V)[:, None, :]),
     ]
@@ -289,8 +393,33 @@ def check_decode_step(fn, *, seed=0):
         lambda Q, K, V: anp.scaled_dot_product_attention(
             Q, K, V, mask=anp.causal_mask(len(Q))
         )[0],
-        (ck.Out("outputs", "(n, d_v)", "y for one new token has shape (d_v,)."),),
+        (
+            ck.Out(
+                "y, stacked over the steps",
+                "(n, d_v)",
+                "Each step's y has shape (d_v,).",
+            ),
+        ),
         mistakes,
+        _diagnose_decode,
+        inspect=lambda case, got: decode.problem,
         signature="my_decode_step(q, k, v, K_cache, V_cache)",
-        hint="q, k, v are 1-D (d,); the caches are (t, d): np.vstack adds a row",
+        hint="q, k and v are 1-D, (d,); the caches are 2-D, (t, d), with t = 0 at "
+        "the first step",
+    )
+
+
+def _diagnose_decode(case, got, expected):
+    """Where the learner's y first differs, told as a step and a coordinate."""
+    y, want = got[0].astype(np.float64), expected[0]
+    if y.shape != want.shape:
+        return None
+    wrong = ~np.isclose(y, want, rtol=ck.RTOL, atol=ck.ATOL, equal_nan=True)
+    if not wrong.any():
+        return None
+    t, j = (int(i) for i in np.argwhere(wrong)[0])
+    return (
+        f"y at step {t} is wrong in coordinate {j}: you have {ck.num(y[t, j])}, "
+        f"causal attention over tokens 0..{t} has {ck.num(want[t, j])}"
+        + ("" if t else " (at step 0 the token attends to itself alone: y = v)")
     )

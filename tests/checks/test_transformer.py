@@ -14,6 +14,8 @@ import torch.nn.functional as F
 
 from helpers import attention_np as anp
 from helpers.checks import (
+    CheckFailed,
+    _hints,
     check_decode_step,
     check_grouped_query_attention,
     check_rope,
@@ -108,6 +110,25 @@ def step_no_scale(q, k, v, K_cache, V_cache):
     return y, K_cache, V_cache
 
 
+def step_attends_old_cache(q, k, v, K_cache, V_cache):
+    # no special case: at step 0 the helper refuses an empty cache
+    y = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)[0][0]
+    return y, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+
+
+def step_alone_at_first(q, k, v, K_cache, V_cache):
+    if len(K_cache) == 0:  # t = 0 special-cased: the token alone
+        return v, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+    y = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)[0][0]
+    return y, np.vstack([K_cache, k]), np.vstack([V_cache, v])
+
+
+def step_prepends(q, k, v, K_cache, V_cache):
+    K_cache, V_cache = np.vstack([k, K_cache]), np.vstack([v, V_cache])
+    y = anp.scaled_dot_product_attention(q[None], K_cache, V_cache)[0][0]
+    return y, K_cache, V_cache
+
+
 def step_forgets(q, k, v, K_cache, V_cache):
     y = anp.scaled_dot_product_attention(q[None], k[None], v[None])[0][0]
     return y, K_cache, V_cache
@@ -146,8 +167,11 @@ WRONG = [
     *wrong(
         check_decode_step,
         [
-            (step_before_append, "before appending"),
-            (step_no_scale, None),  # a mistake with no name still fails cleanly
+            (step_before_append, "before its own key and value are appended"),
+            (step_attends_old_cache, "does not see itself", "crashes-at-step-0"),
+            (step_alone_at_first, "does not see itself", "alone-at-step-0"),
+            (step_no_scale, "not divided by the square root of d_k"),
+            (step_prepends, "hold the new row first", "prepended"),
             (step_forgets, "K_cache holds 0 rows"),
         ],
     ),
@@ -184,3 +208,57 @@ def test_checkers_never_crash(checker, name):
     with pytest.raises(AssertionError) as failure:
         checker(BROKEN[name])
     assert len(failure.value._render_traceback_()) <= 8
+
+
+def test_a_step_that_crashes_on_the_empty_cache_is_told_why_it_fails():
+    _hints.reset()
+    with pytest.raises(CheckFailed) as info:
+        check_decode_step(step_attends_old_cache)
+    err = info.value
+    assert err.mistake is not None and "does not see itself" in err.diagnosis
+    assert "ValueError" not in str(err) and "vstack" not in str(err)
+    assert "anp.scaled_dot_product_attention" in err.where  # the learner's line
+    with pytest.raises(CheckFailed, match="Why: the new token must see itself"):
+        check_decode_step(step_attends_old_cache)
+    _hints.reset()
+
+
+def test_an_unrecognised_crash_gets_no_why():
+    def crashes(q, k, v, K_cache, V_cache):
+        raise ValueError("shapes do not align")
+
+    with pytest.raises(CheckFailed, match="raised ValueError") as info:
+        check_decode_step(crashes)
+    assert info.value.mistake is None
+
+
+def test_the_messages_use_the_exercise_names():
+    def off(q, k, v, K_cache, V_cache):
+        y, K_cache, V_cache = step_right(q, k, v, K_cache, V_cache)
+        return y + (len(K_cache) == 3), K_cache, V_cache  # step 2 is off
+
+    with pytest.raises(CheckFailed) as info:
+        check_decode_step(off)
+    text = str(info.value)
+    assert "y at step 2 is wrong in coordinate 0" in text
+    assert "q and k (4,), v (6,) at each step" in text
+    assert "outputs" not in text and "Q (5, 4)" not in text
+
+
+def test_a_cache_with_the_rows_in_another_order_is_refused():
+    def shuffled(q, k, v, K_cache, V_cache):
+        y, K_cache, V_cache = step_right(q, k, v, K_cache, V_cache)
+        return y, K_cache[::-1], V_cache[::-1]
+
+    with pytest.raises(CheckFailed) as info:
+        check_decode_step(shuffled)
+    assert "hold the new row first" in str(info.value)
+
+    # a reversed cache of three rows is neither appended nor prepended
+    def middle(q, k, v, K_cache, V_cache):
+        y, K_cache, V_cache = step_right(q, k, v, K_cache, V_cache)
+        order = [0, *range(2, len(K_cache)), 1] if len(K_cache) > 2 else slice(None)
+        return y, K_cache[order], V_cache[order]
+
+    with pytest.raises(CheckFailed, match="earlier rows, in order"):
+        check_decode_step(middle)
