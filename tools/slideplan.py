@@ -18,7 +18,8 @@ the same way for every lesson:
 - setup cells (imports, print options) and exercise solutions and checks are
   left out; code before the first section with no output (the lesson's
   constants) and cells of asserts alone go to the notes; an exercise section
-  becomes one slide listing the exercises, their text in the notes.
+  becomes one slide listing the exercises, their text in the notes, and each
+  "predict" exercise a slide of its own: the question to put to the room.
 
 Where the rules choose badly, a lesson's curation file adjusts them:
 ``notebooks/slides/NN_topic.json``, next to the lesson, keyed by the lesson's
@@ -275,7 +276,8 @@ def _exercise(deck, nb, index, owner, exercise_slide, opts):
                 )
             )
             exercise_slide[section] = slide
-        if opts.get("show", "none") == "none":
+        asks = re.search(r"(?im)^#+ .*\bpredict", part)  # a question to the room
+        if opts.get("show", "form" if asks else "none") == "none":
             exercise_slide[section].notes.append(part)
         else:
             _markdown(deck, _md_cell(part, cell.get("id")), index, opts)
