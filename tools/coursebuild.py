@@ -395,6 +395,7 @@ def _exporter(kind):
         )
         exporter.reveal_url_prefix = "../assets/node_modules/reveal.js"
         exporter.reveal_scroll = False  # a slide never scrolls: slidefit lays it out
+        exporter.exclude_anchor_links = True  # no "¶" after headings in the notes
         exporter.reveal_theme = "white"
         exporter.reveal_width = str(slidefit.WIDTH)
         exporter.reveal_height = str(slidefit.HEIGHT)
