@@ -49,7 +49,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``train``), ``check_recall_attention``;
 - ``transformer``, lesson 10: ``check_rope``, ``check_grouped_query_attention``,
   ``check_decode_step``;
-- ``decoding``, lesson 10: ``check_rope_halves``, ``check_cached_generation``;
+- ``decoding``, lesson 10: ``check_rope_halves``, ``check_cached_generation``
+  (the small decoder they run, its uncached reference and the slips they name
+  are in ``decoder_model``);
 - ``induction``, lesson 11 (torch, imported on first use):
   ``check_prefix_matching_score``, ``check_previous_token_score``,
   ``check_prediction``;

@@ -6,41 +6,26 @@ of Llama's Hugging Face code, which ``attention_np.rope`` does not compute) and
 RoPE and grouped-query attention, with a preallocated KV cache written at
 position t). Each runs the learner's NumPy function on fresh seeded cases,
 compares it with an independent reference and names the likely mistake as a
-:class:`~helpers.checks._engine.Mistake`; see ``helpers.checks``. NumPy only.
+:class:`~helpers.checks._engine.Mistake`; see ``helpers.checks``. The model,
+the references and the slips they are compared with live in
+``helpers.checks.decoder_model``. NumPy only.
 """
-
-import math
 
 import numpy as np
 
-from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks.decoder_model import (
+    cached_variant,
+    generate_uncached,
+    make_model,
+    rope_halves,
+)
 
 __all__ = ["check_rope_halves", "check_cached_generation"]
 
 # --------------------------------------------------------------------------
 # RoPE in the rotate-half layout (exercise 10.2)
 # --------------------------------------------------------------------------
-
-
-def rope_halves(x, positions, *, exponent=2.0, sign=1.0, swap=False, pairs=False):
-    """RoPE pairing coordinate i with i + d/2, or with one of the usual slips.
-
-    Shapes: x (..., n, d), d even; positions (n,). Returns x's shape.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if pairs:  # neighbours (2i, 2i + 1): atn.rope's layout
-        return anp.rope(x, positions)
-    d = x.shape[-1]
-    half = d // 2
-    freqs = 10000.0 ** (-exponent * np.arange(half) / d)  # (d/2,)
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * freqs  # (n, d/2)
-    cos, sin = np.cos(angles), sign * np.sin(angles)
-    a, b = x[..., :half], x[..., half:]  # (..., n, d/2) each
-    first, second = a * cos - b * sin, a * sin + b * cos
-    if swap:
-        first, second = second, first
-    return np.concatenate([first, second], axis=-1)
 
 
 _RULE = (
@@ -135,161 +120,6 @@ def check_rope_halves(fn, *, seed=0):
 # --------------------------------------------------------------------------
 
 
-class TinyLlama(dict):
-    """A small attention-only decoder as a dict of NumPy weights, with a short repr.
-
-    Keys: ``embed`` (vocab, d_model), ``unembed`` (d_model, vocab), ``num_heads``,
-    ``num_kv_heads`` and ``layers``, a list of dicts with ``W_Q`` (d_model, H d_k),
-    ``W_K`` and ``W_V`` (d_model, G d_k), ``W_O`` (H d_k, d_model).
-    """
-
-    def __repr__(self):
-        vocab, d_model = self["embed"].shape
-        d_k = self["layers"][0]["W_Q"].shape[1] // self["num_heads"]
-        return (
-            f"<{len(self['layers'])}-layer model: vocab {vocab}, d_model {d_model}, "
-            f"{self['num_heads']} query heads, {self['num_kv_heads']} K/V heads, "
-            f"d_k {d_k}>"
-        )
-
-    def copied(self):
-        layers = [{k: w.copy() for k, w in layer.items()} for layer in self["layers"]]
-        return TinyLlama(
-            self,
-            embed=self["embed"].copy(),
-            unembed=self["unembed"].copy(),
-            layers=layers,
-        )
-
-
-def make_model(rng, *, vocab, d_model, num_heads, num_kv_heads, d_k, num_layers):
-    """Random weights of variance 1 / fan-in: scores and logits of order 1."""
-
-    def weights(rows, cols):
-        return rng.standard_normal((rows, cols)) / math.sqrt(rows)
-
-    layers = [
-        {
-            "W_Q": weights(d_model, num_heads * d_k),
-            "W_K": weights(d_model, num_kv_heads * d_k),
-            "W_V": weights(d_model, num_kv_heads * d_k),
-            "W_O": weights(num_heads * d_k, d_model),
-        }
-        for _ in range(num_layers)
-    ]
-    return TinyLlama(
-        embed=rng.standard_normal((vocab, d_model)),
-        unembed=weights(d_model, vocab) * 3.0,  # logits spread: no near-ties
-        num_heads=num_heads,
-        num_kv_heads=num_kv_heads,
-        layers=layers,
-    )
-
-
-def _heads(x, count):
-    """(t, count * d) -> (count, t, d)."""
-    t = x.shape[0]
-    return x.reshape(t, count, -1).transpose(1, 0, 2)
-
-
-def forward_uncached(model, tokens):
-    """Logits (t, vocab) and each layer's rotated keys and values (G, t, d_k)."""
-    H, G = model["num_heads"], model["num_kv_heads"]
-    tokens = np.asarray(tokens)
-    t = len(tokens)
-    x = model["embed"][tokens]  # (t, d_model)
-    positions, causal = np.arange(t), anp.causal_mask(t)
-    keys, values = [], []
-    for layer in model["layers"]:
-        Q = rope_halves(_heads(x @ layer["W_Q"], H), positions)  # (H, t, d_k)
-        K = rope_halves(_heads(x @ layer["W_K"], G), positions)  # (G, t, d_k)
-        V = _heads(x @ layer["W_V"], G)  # (G, t, d_k)
-        keys.append(K)
-        values.append(V)
-        K, V = np.repeat(K, H // G, axis=0), np.repeat(V, H // G, axis=0)  # (H, t, d)
-        y, _ = anp.scaled_dot_product_attention(Q, K, V, mask=causal)  # (H, t, d_k)
-        x = x + y.transpose(1, 0, 2).reshape(t, -1) @ layer["W_O"]  # (t, d_model)
-    return x @ model["unembed"], np.stack(keys), np.stack(values)
-
-
-def generate_uncached(model, prompt, count):
-    """The reference: greedy tokens, their logits, and the cache rows 0..T-2."""
-    tokens = [int(i) for i in prompt]
-    logits = []
-    for _ in range(count):
-        out, keys, values = forward_uncached(model, tokens)
-        logits.append(out[-1])
-        tokens.append(int(np.argmax(out[-1])))
-    _, keys, values = forward_uncached(model, tokens[:-1])
-    return np.array(tokens), np.stack(logits), keys, values
-
-
-def _rotate(x, position, layout):
-    """Rotate (heads, d) rows, all at one position; layout "halves", "pairs", None."""
-    if layout is None:
-        return x
-    return rope_halves(x[:, None, :], [position], pairs=layout == "pairs")[:, 0]
-
-
-def cached_variant(model, prompt, count, **slip):
-    """Cached greedy generation, right or with one slip; as generate_uncached.
-
-    ``slip``: write ("t", "next", "zero"), read ("upto", "before", "all"), pos
-    ("t", "zero"), store ("rotated", "raw", "raw_reread"), query_rope (bool),
-    groups ("repeat", "tile"), layout ("halves", "pairs").
-    """
-    write, read = slip.get("write", "t"), slip.get("read", "upto")
-    store, layout = slip.get("store", "rotated"), slip.get("layout", "halves")
-    H, G = model["num_heads"], model["num_kv_heads"]
-    layers = model["layers"]
-    d_k = layers[0]["W_Q"].shape[1] // H
-    T = len(prompt) + count
-    K_cache = np.zeros((len(layers), G, T + 1, d_k))
-    V_cache = np.zeros_like(K_cache)
-    tokens, logits = [int(i) for i in prompt], []
-    for t in range(T - 1):
-        x = model["embed"][tokens[t]]  # (d_model,)
-        p = 0 if slip.get("pos") == "zero" else t
-        for i, layer in enumerate(layers):
-            q = (x @ layer["W_Q"]).reshape(H, d_k)  # (H, d_k)
-            k = (x @ layer["W_K"]).reshape(G, d_k)  # (G, d_k)
-            v = (x @ layer["W_V"]).reshape(G, d_k)  # (G, d_k)
-            if slip.get("query_rope", True):
-                q = _rotate(q, p, layout)
-            k_rot = _rotate(k, p, layout)
-            row = {"t": t, "next": t + 1, "zero": 0}[write]
-            if read == "before":
-                keys, vals = K_cache[i, :, :t], V_cache[i, :, :t]
-            K_cache[i, :, row] = k_rot if store == "rotated" else k
-            V_cache[i, :, row] = v
-            if read != "before":
-                stop = T + 1 if read == "all" else t + 1
-                keys, vals = K_cache[i, :, :stop], V_cache[i, :, :stop]
-            if store == "raw_reread":  # rotate the whole cache again, every step
-                keys = rope_halves(keys, np.arange(keys.shape[1]))
-            if slip.get("groups") == "tile":
-                keys, vals = (
-                    np.tile(keys, (H // G, 1, 1)),
-                    np.tile(vals, (H // G, 1, 1)),
-                )
-            else:
-                keys, vals = np.repeat(keys, H // G, 0), np.repeat(vals, H // G, 0)
-            if keys.shape[1] == 0:
-                y = np.zeros((H, d_k))
-            else:
-                y = anp.scaled_dot_product_attention(q[:, None], keys, vals)[0][:, 0]
-            x = x + y.reshape(-1) @ layer["W_O"]  # (d_model,)
-        if t >= len(prompt) - 1:
-            logits.append(x @ model["unembed"])
-            tokens.append(int(np.argmax(logits[-1])))
-    return (
-        np.array(tokens),
-        np.stack(logits),
-        K_cache[:, :, : T - 1],
-        V_cache[:, :, : T - 1],
-    )
-
-
 _WHERE_WRITE = r"_cache\s*\[.*\]\s*="
 _CACHE_NEXT = ck.Mistake(
     symptom="your cache rows are shifted by one: position t's key and value sit in "
@@ -335,6 +165,29 @@ _CACHE_POSITION_ZERO = ck.Mistake(
     fix="rotate the new q and k with positions [t] (every head at the same "
     "position t), e.g. my_rope_halves(q[:, None, :], np.array([t]))[:, 0]",
 )
+_CACHE_POSITION_SHIFTED = ck.Mistake(
+    symptom="your text and logits are right, but the keys in K_cache were rotated "
+    "by the wrong position: row t holds the key of position t turned by "
+    "position {shift}",
+    why="q . k depends only on the offset between two positions, so rotating every "
+    "query and key by the same wrong position leaves the scores, and the text, as "
+    "they were; but row t of the cache must hold the key rotated by t, which any "
+    "other reader of the cache (a query rotated correctly, a longer context) "
+    "relies on",
+    fix="rotate the new q and k by the position of the row you write, t: "
+    "my_rope_halves(k[:, None, :], np.array([t]))[:, 0], and the same for q",
+    line=r"rope|rotate",
+)
+_CACHE_NO_RESIDUAL = ck.Mistake(
+    symptom="your layers leave out the residual: each layer's output is "
+    "attention(x) W_O alone, so the token's own row x never reaches the "
+    "logits",
+    why="one layer maps x to x + attention(x) W_O (the exercise's formula): the "
+    "residual carries the token's embedding, and each earlier layer's work, "
+    "through to the logits; attention's output is only added to it",
+    fix='x = x + y.reshape(-1) @ layer["W_O"]',
+    line=r"W_O",
+)
 _CACHE_UNROTATED_KEYS = ck.Mistake(
     symptom="your cached keys were never rotated, but your query was: the scores "
     "compare a query after RoPE with keys before RoPE",
@@ -367,8 +220,10 @@ _CACHE_TILE = ck.Mistake(
     why="grouped-query attention groups neighbouring query heads: heads 0..g-1 "
     "share K/V head 0, heads g..2g-1 head 1, and so on, g = num_heads // "
     "num_kv_heads; the model was trained that way",
-    fix="np.repeat(keys, num_heads // num_kv_heads, axis=0) (and the values): "
-    "[k0, k0, k1, k1], not np.tile's [k0, k1, k0, k1]",
+    fix="np.repeat(keys, num_heads // num_kv_heads, axis=1) (and the values), "
+    "axis 1 being the heads of the (1, num_kv_heads, t + 1, d_k) rows that your "
+    "my_grouped_query_attention takes: [k0, k0, k1, k1], not np.tile's [k0, k1, "
+    "k0, k1]",
 )
 _CACHE_PAIRS = ck.Mistake(
     symptom="your rotation pairs neighbouring coordinates (2i, 2i + 1), atn.rope's "
@@ -387,9 +242,49 @@ _CACHE_EMPTY = ck.Mistake(
 )
 
 
+def _first_difference(got, want):
+    """The index of the first entry where ``got`` and ``want`` differ, or None."""
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != want.shape:
+        return None
+    wrong = ~np.isclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    return tuple(int(i) for i in np.argwhere(wrong)[0]) if wrong.any() else None
+
+
 def _diagnose_cache(case, got, expected):
+    """An empty cache, or where the answer first differs, in the exercise's words."""
     if not np.any(got[2]) and not np.any(got[3]):
         return _CACHE_EMPTY
+    start = len(case.args[1])  # the first generated token's position
+    where = _first_difference(got[0], expected[0])
+    if where is not None:
+        (p,) = where
+        return (
+            f"your token at position {p} is {ck.num(got[0][p])}; generation without "
+            f"a cache chooses {ck.num(expected[0][p])} there"
+            + (" (a position of the prompt: return it unchanged)" if p < start else "")
+        )
+    where = _first_difference(got[1], expected[1])
+    if where is not None:
+        r, j = where
+        return (
+            f"your logits row {r} (the choice of the token at position {start + r}) "
+            f"differs in entry {j}: you have {ck.num(got[1][r, j])}, generation "
+            f"without a cache has {ck.num(expected[1][r, j])}"
+        )
+    for index, name, what in (
+        (2, "K_cache", "key after RoPE"),
+        (3, "V_cache", "value"),
+    ):
+        where = _first_difference(got[index], expected[index])
+        if where is not None:
+            layer, head, t, j = where
+            return (
+                f"your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head {head}, "
+                f"row {t}: the {what} of position {t}) differs in coordinate {j}: "
+                f"you have {ck.num(got[index][where])}, uncached generation has "
+                f"{ck.num(expected[index][where])}"
+            )
     return None
 
 
@@ -400,9 +295,16 @@ _CACHE_NOT_REPEATED = ck.Mistake(
     why="grouped-query attention keeps fewer K/V heads than query heads; before the "
     "scores, each K/V head must be lined up with every query head of its group "
     "(heads 0..g-1 use K/V head 0, g = num_heads // num_kv_heads)",
-    fix="np.repeat(keys, num_heads // num_kv_heads, axis=0) and the same for the "
-    "values, or your my_grouped_query_attention, which does it",
+    fix="pass the rows to your my_grouped_query_attention, which repeats them: "
+    "my_grouped_query_attention(q[None], K_cache[None, layer, :, : t + 1], "
+    "V_cache[None, layer, :, : t + 1]); by hand, np.repeat(keys, num_heads // "
+    "num_kv_heads, axis=1) on those (1, num_kv_heads, t + 1, d_k) rows",
 )
+
+
+# The cache rows a generation writes, the part of the caches that is compared.
+_ROWS_WRITTEN = "(layers, num_kv_heads, len(prompt) + count - 1, d_k), rows 0 .. "
+_ROWS_WRITTEN += "len(prompt) + count - 2 of the caches"
 
 
 class _Generate:
@@ -447,7 +349,7 @@ def check_cached_generation(fn, *, seed=0):
 
     The checker builds small models itself, runs the learner's cached greedy
     generation and an uncached reference, and compares the tokens, the logits
-    and the cache rows 0..T-2 (the keys after RoPE).
+    and the cache rows written, 0 .. len(prompt) + count - 2 (the keys after RoPE).
     """
     rng = np.random.default_rng(seed)
     cases = []
@@ -474,6 +376,9 @@ def check_cached_generation(fn, *, seed=0):
         (_CACHE_ALL_ROWS, {"read": "all"}),
         (_CACHE_NOT_SELF, {"read": "before"}),
         (_CACHE_POSITION_ZERO, {"pos": "zero"}),
+        (_CACHE_POSITION_SHIFTED.format(shift="t + 1"), {"pos": "next"}),
+        (_CACHE_POSITION_SHIFTED.format(shift="t - 1"), {"pos": "prev"}),
+        (_CACHE_NO_RESIDUAL, {"residual": False}),
         (_CACHE_REROTATED, {"store": "raw_reread"}),
         (_CACHE_UNROTATED_KEYS, {"store": "raw"}),
         (_CACHE_QUERY_UNROTATED, {"query_rope": False}),
@@ -492,8 +397,8 @@ def check_cached_generation(fn, *, seed=0):
         (
             ck.Out("tokens", "(len(prompt) + count,)"),
             ck.Out("logits", "(count, vocab): one row per generated token"),
-            ck.Out("K_cache rows 0..T-2", "(layers, num_kv_heads, T - 1, d_k)"),
-            ck.Out("V_cache rows 0..T-2", "(layers, num_kv_heads, T - 1, d_k)"),
+            ck.Out("K_cache", _ROWS_WRITTEN),
+            ck.Out("V_cache", _ROWS_WRITTEN),
         ),
         mistakes,
         _diagnose_cache,
@@ -501,7 +406,8 @@ def check_cached_generation(fn, *, seed=0):
             _CACHE_NOT_REPEATED.filled(case.sizes) if generate.not_repeated else None
         ),
         signature="my_generate_cached(model, prompt, count, K_cache, V_cache)",
-        hint="K and V have num_kv_heads heads, q has num_heads: did each K/V head "
-        "serve its group of query heads before the scores?",
+        hint="the loop feeds positions 0 .. len(prompt) + count - 2, one token each; "
+        "q has num_heads heads and the cache rows num_kv_heads, (layers, "
+        "num_kv_heads, max_len, d_k)",
         tol=(1e-5, 1e-6),
     )

@@ -103,7 +103,7 @@ def make_generator(slip=None):
                 q = (x @ layer["W_Q"]).reshape(H, -1)  # (H, d_k)
                 k = (x @ layer["W_K"]).reshape(G, -1)  # (G, d_k)
                 v = (x @ layer["W_V"]).reshape(G, -1)  # (G, d_k)
-                at = np.array([0 if slip == "position 0" else t])
+                at = np.array([{"position 0": 0, "position t + 1": t + 1}.get(slip, t)])
                 if slip != "query not rotated":
                     q = rope_halves_right(q[:, None], at)[:, 0]
                 if slip != "keys cached before RoPE":
@@ -125,8 +125,9 @@ def make_generator(slip=None):
                     y = np.zeros_like(q)
                 else:
                     y = _attend(q, keys, values)  # (H, d_k)
-                x = x + y.reshape(-1) @ layer["W_O"]
-            if t >= len(prompt) - 1:
+                out = y.reshape(-1) @ layer["W_O"]
+                x = out if slip == "no residual" else x + out
+            if t >= len(prompt) - (0 if slip == "logits one late" else 1):
                 logits.append(x @ model["unembed"])
                 tokens.append(int(np.argmax(logits[-1])))
         return np.array(tokens), np.stack(logits)
@@ -208,6 +209,12 @@ WRONG = [
         [
             (make_generator("row t + 1"), "rows are shifted by one", "row-t+1"),
             (make_generator("position 0"), "as if it stood at position 0", "pos-0"),
+            (
+                make_generator("position t + 1"),
+                "rotated by the wrong position",
+                "pos-t+1",
+            ),
+            (make_generator("no residual"), "leave out the residual", "no-residual"),
             (make_generator("keys cached before RoPE"), "never rotated", "raw-keys"),
             (generator_rerotates, "K_cache holds the keys before RoPE"),
             (make_generator("query not rotated"), "query is not rotated", "raw-q"),
@@ -272,3 +279,49 @@ def test_not_repeating_the_kv_heads_is_a_known_mistake():
     assert info.value.mistake is not None
     assert "np.repeat" not in str(info.value)  # the fix only on request
     _hints.reset()
+
+
+def test_a_generator_that_crashes_unrecognised_gets_no_why():
+    # logits collected one step late: tokens[t] does not exist yet, an IndexError
+    _hints.reset()
+    for _ in range(2):
+        with pytest.raises(CheckFailed, match="raised IndexError") as info:
+            checks.check_cached_generation(make_generator("logits one late"))
+        text = str(info.value)
+        assert info.value.mistake is None and "Why" not in text
+        diagnosis = info.value.diagnosis
+        assert "K/V head" not in diagnosis and "group" not in diagnosis  # no GQA why
+    _hints.reset()
+
+
+def test_the_gqa_fixes_repeat_along_the_exercise_heads_axis():
+    from helpers.checks import decoding
+
+    for mistake in (decoding._CACHE_TILE, decoding._CACHE_NOT_REPEATED):
+        assert "axis=1" in mistake.fix and "axis=0" not in mistake.fix
+
+
+def test_a_wrong_cache_row_is_told_by_layer_head_and_position():
+    def scribbles(model, prompt, count, K_cache, V_cache):
+        tokens, logits = make_generator()(model, prompt, count, K_cache, V_cache)
+        V_cache[0, 1, 2, 3] += 1.0  # one value of position 2, K/V head 1, changed
+        return tokens, logits
+
+    with pytest.raises(CheckFailed) as info:
+        checks.check_cached_generation(scribbles)
+    text = str(info.value)
+    assert (
+        "V_cache[0, 1, 2] (layer 0, K/V head 1, row 2: the value of position 2)" in text
+    )
+    assert "differs in coordinate 3" in text
+    assert "T-2" not in text and "T - 1" not in text
+
+
+def test_the_model_and_variants_live_in_their_own_module():
+    from helpers.checks import decoder_model, decoding
+
+    assert decoding.generate_uncached is decoder_model.generate_uncached
+    for module in ("decoding", "decoder_model"):
+        path = f"helpers/checks/{module}.py"
+        with open(path, encoding="utf-8") as source:
+            assert len(source.readlines()) < 500, path
