@@ -224,7 +224,9 @@ BUILD_WRONG = [
 ]
 
 
-@pytest.mark.parametrize(("fn", "says"), BUILD_WRONG, ids=lambda x: str(x)[:30])
+@pytest.mark.parametrize(
+    ("fn", "says"), BUILD_WRONG, ids=lambda x: getattr(x, "__name__", str(x))[:30]
+)
 def test_build_hints_come_in_steps(fn, says, capsys):
     assert_staged(checks.check_induction_scores, (fn,), says, capsys)
 

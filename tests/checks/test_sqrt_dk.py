@@ -143,7 +143,9 @@ test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
 )
 
 
-@pytest.mark.parametrize(("fn", "says"), BACKWARD_WRONG, ids=lambda x: str(x)[:30])
+@pytest.mark.parametrize(
+    ("fn", "says"), BACKWARD_WRONG, ids=lambda x: getattr(x, "__name__", str(x))[:30]
+)
 def test_backward_hints_come_in_steps(fn, says, capsys):
     assert_staged(check_softmax_backward, (fn,), says, capsys)
 
