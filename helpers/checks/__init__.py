@@ -59,8 +59,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_induction_scores``, ``check_fixed_repeat_prediction``;
 - ``linear``, lesson 12: ``check_delta_step``, ``check_causal_linear_attention``,
   ``check_linear_attention``;
-- ``kv_cache``, lesson 13: ``check_sliding_window_mask``, ``check_sink_attention``,
-  ``check_mla_absorption``, ``check_ring_buffer_step``.
+- ``sliding_window``, lesson 13: ``check_sliding_window_mask``,
+  ``check_ring_buffer_step``;
+- ``sink_mla``, lesson 13: ``check_sink_attention``, ``check_mla_absorption``.
 
 The engine they share is ``_engine`` (running a case, explaining a mismatch, the
 short failure), ``_where`` (the learner's cell and line), ``_hints`` (the staged
@@ -98,12 +99,6 @@ from helpers.checks.conventions import (
 from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversion
 from helpers.checks.decoding import check_cached_generation, check_rope_halves
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
-from helpers.checks.kv_cache import (
-    check_mla_absorption,
-    check_ring_buffer_step,
-    check_sink_attention,
-    check_sliding_window_mask,
-)
 from helpers.checks.linear import (
     check_causal_linear_attention,
     check_delta_step,
@@ -122,6 +117,11 @@ from helpers.checks.projections import (
 from helpers.checks.queries import check_attention_each_query
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
+from helpers.checks.sink_mla import check_mla_absorption, check_sink_attention
+from helpers.checks.sliding_window import (
+    check_ring_buffer_step,
+    check_sliding_window_mask,
+)
 from helpers.checks.softmax import check_masked_softmax, check_softmax
 from helpers.checks.sqrt_dk import (
     check_half_entropy_temperature,
