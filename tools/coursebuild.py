@@ -383,7 +383,9 @@ def _asset_urls(prefix):
     }
 
 
-def _exporter(kind):
+def make_exporter(kind):
+    """The nbconvert exporter of ``kind`` ("slides" or "html"), set up as the
+    builds use it: the course's templates, offline asset URLs, 1280x800 decks."""
     from nbconvert import HTMLExporter, SlidesExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
@@ -479,7 +481,7 @@ def export(kind, paths=None, dest=None, execute=False, frames=None):
     ensure_assets()
     dest = dest or BUILD / kind
     dest.mkdir(parents=True, exist_ok=True)
-    exporter = _exporter(kind)
+    exporter = make_exporter(kind)
     written = []
     for path in paths or lessons():
         nb = nbformat.read(path, as_version=4)

@@ -252,7 +252,9 @@ def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
 
     nb = nbformat.read(coursebuild.NOTEBOOKS / "01_one_query.ipynb", as_version=4)
     lexer = nb.metadata["language_info"]["pygments_lexer"]
-    highlight = Highlight2HTML(pygments_lexer=lexer, parent=coursebuild._exporter(kind))
+    highlight = Highlight2HTML(
+        pygments_lexer=lexer, parent=coursebuild.make_exporter(kind)
+    )
     sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
     sources.append(
         "s = \"<script>alert(1)</script> &amp; <b onclick='x'>\"  # a < b > c, é √ ∑\n"
