@@ -37,7 +37,7 @@ def test_version_is_exposed():
 TORCH_MODULES = {"attention_torch", "induction", "checks.induction"}
 
 # These import torch only inside the one function that needs it.
-LAZY_TORCH = {"tensors", "measure"}
+LAZY_TORCH = {"tensors", "measure", "checks.parameters"}
 
 WITHOUT_TORCH = [
     name
