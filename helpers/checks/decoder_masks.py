@@ -8,11 +8,15 @@ mask and the zero-weight prediction live in ``helpers.checks.masks``.) See
 """
 
 import contextlib
+import dataclasses
+import inspect
+import re
 
 import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks._where import _place
 
 __all__ = ["check_mask_conversion", "check_decoder_mask"]
 
@@ -25,24 +29,22 @@ _CONV_FLIPPED = ck.Mistake(
     "blocked: the polarity is flipped",
     why="{meaning}; ours is True = may attend",
     fix="{fix}",
-    line=r"==|~|convention",
 )
 _CONV_AXES = ck.Mistake(
     symptom="your {convention!r} mask has shape {shape}, which lines up against "
-    "the scores (batch, num_heads, n, m) = {scores} from the right: its batch axis "
-    "does not land on the batch axis",
-    why="broadcasting matches trailing axes first, so a (batch, m) mask needs "
-    "size-1 axes for the heads and the queries in between",
+    "the scores (batch, num_heads, n, m) = {scores} from the right: {landing}",
+    why="broadcasting matches trailing axes first: each of your axes must sit "
+    "under the scores' axis it means, so a (batch, m) mask needs size-1 axes for "
+    "the heads and the queries in between, and the keys last",
     fix="{fix}",
-    line=r"None|reshape|\[",
 )
 _CONV_DTYPE = ck.Mistake(
     symptom="your {convention!r} conversion returns dtype {dtype}, not bool",
     why="a float or integer 0/1 mask is another convention again; the helpers "
     "refuse anything but booleans",
     fix="{fix}",
-    line=r"astype|1\s*-|return",
 )
+_AXIS_NAMES = ("batch", "heads", "query", "key")
 _CONVENTIONS = {
     "seed003": (
         "a 1 in seed 003's mask blocks a key (it adds mask * -1e9)",
@@ -83,6 +85,29 @@ def _conversion_cases(rng, batch=4, num_heads=2, n=3, m=5):
     return cases, (batch, num_heads, n, m), lengths
 
 
+def _landing(shape, scores):
+    """Where each of a mask's axes lands on the scores, in words, or None if right.
+
+    The sizes of the scores' axes differ (4, 2, 3, 5), so an axis's size says
+    which axis it is; a size-1 axis broadcasts anywhere.
+    """
+    if len(shape) > len(scores):
+        return f"it has {len(shape)} axes, more than the scores' {len(scores)}"
+    offset = len(scores) - len(shape)
+    wrong = []
+    for k, size in enumerate(shape):
+        if size == 1:
+            continue
+        meaning = [a for a, s in zip(_AXIS_NAMES, scores, strict=True) if s == size]
+        lands = _AXIS_NAMES[offset + k]
+        if meaning and meaning[0] != lands:
+            wrong.append(
+                f"its {meaning[0]} axis (size {size}) lands on the {lands} "
+                f"axis (size {scores[offset + k]})"
+            )
+    return "; ".join(wrong) or None
+
+
 def _conversion_problem(convention, got, truth, scores):
     meaning, fix = _CONVENTIONS[convention]
     facts = {
@@ -93,12 +118,25 @@ def _conversion_problem(convention, got, truth, scores):
         "scores": scores,
         "dtype": got.dtype,
     }
+
+    def told(mistake):  # one key per (kind of mistake, convention): own steps
+        return dataclasses.replace(
+            mistake.filled(facts), key=f"{mistake.key} ({convention})"
+        )
+
     if got.dtype != np.bool_:
-        return _CONV_DTYPE.filled(facts)
+        return told(_CONV_DTYPE)
+    landing = _landing(tuple(got.shape), scores)
+    if landing is not None:
+        facts["landing"] = landing
+        return told(_CONV_AXES)
     try:
         wide = np.broadcast_to(got, np.broadcast_shapes(got.shape, scores))
     except ValueError:
-        return _CONV_AXES.filled(facts)
+        return (
+            f"your {convention!r} mask has shape {tuple(got.shape)}, which does not "
+            f"broadcast against the scores (batch, num_heads, n, m) = {scores}"
+        )
     if wide.shape != scores:
         return (
             f"your {convention!r} mask has shape {tuple(got.shape)}, which "
@@ -109,11 +147,32 @@ def _conversion_problem(convention, got, truth, scores):
     if np.array_equal(wide, truth):
         return None
     if np.array_equal(wide, ~truth):
-        return _CONV_FLIPPED.filled(facts)
+        return told(_CONV_FLIPPED)
     cells = np.argwhere(wide != truth)[:3].tolist()
     return (
         f"your {convention!r} conversion is wrong at (batch, head, query, key) {cells}"
     )
+
+
+def _convention_line(fn, convention):
+    """The learner's line that returns ``convention``'s conversion, else their function.
+
+    The first line that names the convention in quotes, then the first line from
+    there on that returns (``if c == "x": return ...`` is one line); a learner
+    who wrote it another way (a dict of functions) is shown their function.
+    """
+    code = getattr(fn, "__code__", None)
+    try:
+        lines, start = inspect.getsourcelines(code)
+    except (OSError, TypeError):
+        return ck.defined_at(fn)
+    quoted = re.compile(rf"""["']{re.escape(convention)}["']""")
+    named = [k for k, text in enumerate(lines) if quoted.search(text)]
+    for k in range(named[0], len(lines)) if named else ():
+        if re.search(r"\breturn\b", lines[k]):
+            place = _place(code.co_filename, max(start, 1) + k)
+            return f"{ck.fn_name(fn)}, {place}: {lines[k].strip()}"
+    return ck.defined_at(fn)
 
 
 def check_mask_conversion(fn, *, seed=7):
@@ -144,7 +203,8 @@ def check_mask_conversion(fn, *, seed=7):
             else ck.quietly(_conversion_problem, convention, got[0], truth, scores)
         )
         if message is not None:
-            raise ck.CheckFailed(name, message, case.label, ck.look_at(fn, message))
+            where = _convention_line(fn, convention)
+            raise ck.CheckFailed(name, message, case.label, where)
     print(f"✓ {name}: all {len(cases)} conventions converted")
     return True
 
@@ -159,7 +219,7 @@ _DEC_UPPER_LEFT = ck.Mistake(
     why="the n_new queries are the last positions, cache_len .. cache_len + n_new "
     "- 1: query i is at position cache_len + i (lower-right alignment)",
     fix="key j is allowed when j <= cache_len + i (and j < lengths[b])",
-    line=r"<=|tril",
+    line=r"^(?!.*\blengths\b).*(<=|tril)",
 )
 _DEC_PAD_QUERIES = ck.Mistake(
     symptom="in a sequence shorter than the batch your mask blocks whole rows "
@@ -167,7 +227,7 @@ _DEC_PAD_QUERIES = ck.Mistake(
     why="padding is about which keys exist: a padded key must get no weight from "
     "any query; a padded query still computes an output, which the loss ignores",
     fix="the padding test compares the key index j with lengths[b], on the last axis",
-    line=r"lengths",
+    line=r"(?=.*\blengths\b).*[<>]",
 )
 _DEC_FLIPPED = ck.Mistake(
     symptom="your mask is True exactly where attending is blocked: the polarity "
@@ -182,7 +242,16 @@ _DEC_OFF_BY_ONE = ck.Mistake(
     why="query i sits at position cache_len + i and may see itself, so its last "
     "allowed key is j = cache_len + i: neither one before nor one after",
     fix="j <= cache_len + i",
-    line=r"<=|<|tril|\+\s*1|-\s*1",
+    line=r"^(?!.*\blengths\b).*(<|>|tril|\+\s*1|-\s*1)",
+)
+_DEC_PAD_OFF_BY_ONE = ck.Mistake(
+    symptom="your padding boundary is one key off: with lengths = {lengths}, "
+    "sequence b's real keys are the first lengths[b] positions, and your mask "
+    "{which}",
+    why="positions start at 0, so sequence b's real keys are j = 0 .. lengths[b] "
+    "- 1: key j = lengths[b] is already the first padded one",
+    fix="real keys: j < lengths[b] (strictly less)",
+    line=r"(?=.*\blengths\b).*(<|>|\+\s*1|-\s*1)",
 )
 _DEC_NO_PADDING = ck.Mistake(
     symptom="your mask lets queries attend to padded keys (j >= lengths[b])",
@@ -217,6 +286,7 @@ def _decoder(
     causal=True,
     padding=True,
     upper_left=False,
+    pad_offset=0,
     m=None,
 ):
     """The decoder mask, with one of the common mistakes switched on."""
@@ -232,7 +302,7 @@ def _decoder(
         position = (i + cache_len)[None, None]  # (1, 1, n_new, 1)
         mask = mask & (position < lengths[:, None, None, None])
     elif padding:
-        mask = mask & (j[None, None] < lengths[:, None, None, None])
+        mask = mask & (j[None, None] < lengths[:, None, None, None] + pad_offset)
     return np.ascontiguousarray(mask)  # (batch, 1, n_new, m)
 
 
@@ -246,21 +316,22 @@ def _decoder_cases():
     ]:
         lengths = np.array(lengths)
         m = cache_len + n_new
-        cases.append(
-            ck.make_case(
-                ("lengths", "n_new", "cache_len"),
-                lengths,
-                n_new,
-                cache_len,
-                sizes={"batch": len(lengths), "n_new": n_new, "m": m},
-                facts={
-                    "n_new": n_new,
-                    "cache_len": cache_len,
-                    "m": m,
-                    "got_m": cache_len,
-                },
-            )
+        case = ck.make_case(
+            ("lengths", "n_new", "cache_len"),
+            lengths,
+            n_new,
+            cache_len,
+            sizes={"batch": len(lengths), "n_new": n_new, "m": m},
+            facts={
+                "n_new": n_new,
+                "cache_len": cache_len,
+                "m": m,
+                "got_m": cache_len,
+                "lengths": lengths.tolist(),
+            },
         )
+        case.label = f"lengths={lengths.tolist()}, n_new={n_new}, cache_len={cache_len}"
+        cases.append(case)
     return cases
 
 
@@ -302,6 +373,16 @@ def check_decoder_mask(fn):
         (_DEC_PAD_QUERIES, lambda *a: _decoder(*a, query_padding=True)),
         (_DEC_OFF_BY_ONE, lambda *a: _decoder(*a, offset=-1)),
         (_DEC_OFF_BY_ONE, lambda *a: _decoder(*a, offset=1)),
+        (
+            _DEC_PAD_OFF_BY_ONE.replace(
+                "{which}", "also lets them read key lengths[b]"
+            ),
+            lambda *a: _decoder(*a, pad_offset=1),
+        ),
+        (
+            _DEC_PAD_OFF_BY_ONE.replace("{which}", "blocks their last real key"),
+            lambda *a: _decoder(*a, pad_offset=-1),
+        ),
         (_DEC_NO_PADDING, lambda *a: _decoder(*a, padding=False)),
         (_DEC_NO_CAUSAL, lambda *a: _decoder(*a, causal=False)),
         (_DEC_KEYS, lambda lengths, n, c: _decoder(lengths, n, c, m=c)),
@@ -314,8 +395,9 @@ def check_decoder_mask(fn):
         (ck.Out("mask", "(batch, 1, n_new, m)", "m = cache_len + n_new keys.", True),),
         variants,
         signature="decoder_mask(lengths, n_new, cache_len)",
-        hint="the mask is (batch, 1, n_new, m): lengths[:, None, None, None] "
-        "broadcasts against it",
+        hint="the mask is (batch, 1, n_new, m): a rule built from the lengths "
+        "needs the batch first and size-1 axes for the heads, queries and keys, so "
+        "that it broadcasts against the mask",
     )
     return True
 

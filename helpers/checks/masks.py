@@ -59,7 +59,7 @@ _CAUSAL_SQUARE = ck.Mistake(
 
 
 def _causal_cases():
-    return [
+    cases = [
         ck.make_case(
             ("n", "m"),
             n,
@@ -69,6 +69,11 @@ def _causal_cases():
         )
         for n, m in [(4, 4), (3, 5), (1, 4), (2, 6), (5, 3)]
     ]
+    # m left out: the default m=None means m = n
+    cases.append(
+        ck.make_case(("n",), 3, facts={"n": 3, "m": 3, "k": 0}, note="m left out")
+    )
+    return cases
 
 
 def check_causal_mask(fn):
@@ -96,7 +101,7 @@ def check_causal_mask(fn):
         anp.causal_mask,
         (ck.Out("mask", "(n, m)", "One row per query, one column per key.", True),),
         variants,
-        signature="causal_mask(n, m)",
+        signature="causal_mask(n, m=None)",
     )
 
 
@@ -135,6 +140,45 @@ _ZERO_NO_CAUSAL = ck.Mistake(
 )
 
 
+_ZERO_PADDED_QUERIES = ck.Mistake(
+    symptom="sequence {b} (length {length}): you predicted all-zero weights for its "
+    "padded queries (rows {rows}), but those rows are not all zero",
+    why="the padding mask blocks keys (columns), not queries: a padded query still "
+    "sees the real keys at or before it, so its row is an ordinary softmax over "
+    "them (section 7); only a row with no allowed key is all zero",
+    fix="in rows {rows} of sequence {b}, True only at the padded keys j >= {length}",
+)
+_ZERO_SEQ_NO_PADDING = ck.Mistake(
+    symptom="sequence {b} (length {length}): you predicted the causal zeros only; "
+    "its padded keys are missing",
+    why="keys at positions >= the sequence's length are padding: every query gives "
+    "them weight zero, whatever the causal mask allows",
+    fix="in sequence {b}, also True at every key j >= {length}, in every row",
+)
+_ZERO_SEQ_NO_CAUSAL = ck.Mistake(
+    symptom="sequence {b} (length {length}): you predicted the padding zeros only; "
+    "the future keys are missing",
+    why="with the causal mask query i also gets zero weight on every later key j > i",
+    fix="in sequence {b}, also True at every key j > i",
+)
+
+
+def _sequence_problem(b, length, predicted, actual, causal_zero, padding_zero):
+    """The mistake in sequence ``b`` alone, or None if none is recognised."""
+    facts = {"b": b, "length": length, "rows": list(range(length, len(actual)))}
+    queries_zero = actual.copy()
+    queries_zero[length:] = True
+    checks = [
+        (_ZERO_PADDED_QUERIES, queries_zero),
+        (_ZERO_SEQ_NO_PADDING, causal_zero),
+        (_ZERO_SEQ_NO_CAUSAL, padding_zero),
+    ]
+    for message, wrong in checks:
+        if not np.array_equal(wrong, actual) and np.array_equal(predicted, wrong):
+            return message.filled(facts)
+    return None
+
+
 def _zero_weights_problem(predicted, actual, causal_zero, padding_zero, lengths):
     if predicted.shape != actual.shape:
         return f"expected shape {actual.shape} (batch, n, m), got {predicted.shape}"
@@ -152,6 +196,12 @@ def _zero_weights_problem(predicted, actual, causal_zero, padding_zero, lengths)
     for b, length in enumerate(lengths):
         if length == 0 and not predicted[b].all():
             return _ZERO_FULLY_MASKED.format(b=b)
+    for b, length in enumerate(lengths):
+        message = _sequence_problem(
+            b, length, predicted[b], actual[b], causal_zero, padding_zero[b]
+        )
+        if message is not None:
+            return message
     for b, length in enumerate(lengths):
         cells = np.argwhere(predicted[b] != actual[b]).tolist()
         if cells:

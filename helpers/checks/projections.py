@@ -100,6 +100,13 @@ def check_predict_shapes(fn, *, seed=5):
             message = f"your dict has no key {missing}; it needs all of {list(_NAMES)}"
         else:
             for key in _NAMES:
+                if isinstance(result[key], list):
+                    message = (
+                        f"your `{key}` is a list, {result[key]!r}; a shape is a "
+                        "tuple, as `.shape` gives it, so that it compares equal to "
+                        "an array's shape"
+                    )
+                    break
                 try:
                     got = tuple(int(x) for x in result[key])
                 except (TypeError, ValueError):
@@ -239,11 +246,12 @@ _LAYER_NO_MASK = ck.Mistake(
 )
 _LAYER_MASK_FLIPPED = ck.Mistake(
     symptom="with causal=True your weights sit on the future: each query attends "
-    "the keys after it and ignores the ones before",
+    "the keys after it and ignores the ones before (the last query, with no key "
+    "after it, gets zeros, NaN or uniform weights): the mask's polarity is flipped",
     why="True = may attend: the allowed keys are the lower triangle, the diagonal "
     "included",
-    fix="keep np.tril(...) (j <= i), not np.triu",
-    line=r"triu|tril|~",
+    fix="keep np.tril(...) (j <= i), not np.triu or ~np.tril",
+    line=r"triu|~|tril",
 )
 _LAYER_MASK_AFTER = ck.Mistake(
     symptom="with causal=True your rows of weights do not sum to 1: the future "
@@ -255,7 +263,7 @@ _LAYER_MASK_AFTER = ck.Mistake(
 )
 _LAYER_NO_DIAGONAL = ck.Mistake(
     symptom="with causal=True your weights' diagonal is 0: no token attends itself, "
-    "and token 0 attends nothing",
+    "and token 0 attends nothing (its row is zeros, NaN or uniform)",
     why="causal blocks the future only: key j = i is the token itself, allowed",
     fix="np.tril(..., k=0), diagonal included",
     line=r"tril|triu|k\s*=|<",
@@ -289,6 +297,15 @@ _LAYER_SCALE = {
         line=r"sqrt|/",
     ),
 }
+_LAYER_K_T = ck.Mistake(
+    symptom="on a batch of sequences (X (2, 4, 6)) your scores' matrix product "
+    "fails: `.T` reverses every axis of K, the batch axis too",
+    why="with X (batch, n, d_model), K is (batch, n, d_k) and the scores are "
+    "(batch, n, n): each sequence's queries meet that sequence's keys, so only the "
+    "last two axes of K may trade places",
+    fix="scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)",
+    line=r"\.T\b|transpose\(",
+)
 _LAYER_AXIS = ck.Mistake(
     symptom="your weights' columns sum to 1, not their rows: the softmax runs "
     "over the queries",
@@ -321,6 +338,7 @@ def _layer(
     tril_k=0,
     naive=False,
     project=True,
+    empty="zero",
 ):
     """The layer, with one of the common mistakes switched on."""
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
@@ -347,6 +365,10 @@ def _layer(
     weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
     if causal and mask_mode == "after":
         weights = weights * allowed
+    if causal and mask_mode != "after" and empty != "zero":
+        blocked = ~allowed.any(axis=-1)[:, None]  # (n, 1): rows with no key
+        fill = np.nan if empty == "nan" else 1.0 / n  # naive max, or -1e9
+        weights = np.where(blocked, fill, weights)
     out = weights @ V  # (..., n, d_v)
     return (out @ W_O if project else out), weights
 
@@ -417,6 +439,9 @@ def _layer_cases(rng):
     return cases
 
 
+EMPTY = ("zero", "nan", "uniform")  # what a row with no allowed key becomes
+
+
 def _layer_variants():
     def v(**options):
         return lambda *args, **kw: _layer(*args, **kw, **options)
@@ -424,9 +449,9 @@ def _layer_variants():
     return [
         (_LAYER_NO_W_O, v(project=False)),
         (_LAYER_NO_MASK, lambda *args, **kw: _layer(*args[:5])),
-        (_LAYER_MASK_FLIPPED, v(mask_mode="flipped")),
+        *[(_LAYER_MASK_FLIPPED, v(mask_mode="flipped", empty=e)) for e in EMPTY],
         (_LAYER_MASK_AFTER, v(mask_mode="after")),
-        (_LAYER_NO_DIAGONAL, v(tril_k=-1)),
+        *[(_LAYER_NO_DIAGONAL, v(tril_k=-1, empty=e)) for e in EMPTY],
         (_LAYER_SCALE["d_model"], v(divide_by="d_model")),
         (_LAYER_SCALE["d_v"], v(divide_by="d_v")),
         (_LAYER_SCALE["one"], v(divide_by="one")),
@@ -444,17 +469,30 @@ def check_self_attention_layer(fn, *, seed=0):
     sequence and batches, causal or not, d_k, d_v, d_out and d_model all
     different, scores large enough to overflow a naive exp, seed 003's example.
     """
-    return ck.run(
-        "check_self_attention_layer",
-        fn,
-        _layer_cases(np.random.default_rng(seed)),
-        _layer_reference,
-        (
-            ck.Out("output", "(..., n, d_out)", "The last step maps d_v to d_out."),
-            ck.Out("weights", "(..., n, n)", "One row per query, one column per key."),
-        ),
-        _layer_variants(),
-        signature="self_attention_layer(X, W_Q, W_K, W_V, W_O, causal=False)",
-        hint="with batch axes, K.T reverses every axis: swap only the last two "
-        "(np.swapaxes(K, -1, -2))",
-    )
+    name = "check_self_attention_layer"
+    try:
+        return ck.run(
+            name,
+            fn,
+            _layer_cases(np.random.default_rng(seed)),
+            _layer_reference,
+            (
+                ck.Out("output", "(..., n, d_out)", "The last step maps d_v to d_out."),
+                ck.Out(
+                    "weights", "(..., n, n)", "One row per query, one column per key."
+                ),
+            ),
+            _layer_variants(),
+            signature="self_attention_layer(X, W_Q, W_K, W_V, W_O, causal=False)",
+            hint="with batch axes, the scores need every key of the same sequence "
+            "against every query: only the last two axes of K trade places",
+        )
+    except ck.CheckFailed as err:
+        cause = err.__cause__
+        transposed = ck.line_of(fn, _LAYER_K_T.line) != ck.defined_at(fn)
+        if not (
+            isinstance(cause, ValueError) and transposed and "(2, 4, 6)" in err.case
+        ):
+            raise
+        where = ck.line_of(fn, _LAYER_K_T.line)
+        raise ck.CheckFailed(name, _LAYER_K_T, err.case, where) from cause

@@ -40,6 +40,29 @@ _JAC_DIAGONAL_ONLY = ck.Mistake(
     fix="J = np.diag(a) - np.outer(a, a)",
     line=r"diag",
 )
+_JAC_SCALAR = ck.Mistake(
+    symptom="you subtracted one number from every entry: a @ a is the scalar "
+    "sum_t a_t^2, so your off-diagonal entries are all the same",
+    why="J[s, t] = a_s (delta_st - a_t): the entry (s, t) needs its own product "
+    "a_s a_t, one per pair, a whole (m, m) table",
+    fix="np.diag(a) - np.outer(a, a)",
+    line=r"@",
+)
+_JAC_IDENTITY = ck.Mistake(
+    symptom="your diagonal is 1 - a_s^2, not a_s (1 - a_s): where diag(a) belongs "
+    "you have the identity",
+    why="d a_s / d x_s = a_s (1 - a_s): the derivative of a weight is proportional "
+    "to the weight itself, so the diagonal carries a_s, not 1",
+    fix="np.diag(a) - np.outer(a, a)",
+    line=r"eye|identity",
+)
+_JAC_ROWS = ck.Mistake(
+    symptom="the rows of your J do not sum to 0, but they must",
+    why="the weights always sum to 1, so moving score t cannot change their total: "
+    "each column of J, sum_s d a_s / d x_t, is 0; J = diag(a) - a a^T is "
+    "symmetric, so its rows sum to 0 too",
+    fix="J = np.diag(a) - np.outer(a, a)",
+)
 _JAC_SIGN = ck.Mistake(
     symptom="your Jacobian has the wrong sign: it is a a^T - diag(a)",
     why="raising score s raises its own weight (positive diagonal) and lowers the "
@@ -73,15 +96,14 @@ def check_softmax_jacobian(fn, *, seed=0):
         (_JAC_ELEMENTWISE, lambda a: np.diag(a) - a * a),
         (_JAC_DIAGONAL_ONLY, lambda a: np.diag(a - a * a)),
         (_JAC_SIGN, lambda a: np.outer(a, a) - np.diag(a)),
+        (_JAC_SCALAR, lambda a: np.diag(a) - a @ a),
+        (_JAC_IDENTITY, lambda a: np.eye(len(a)) - np.outer(a, a)),
     ]
 
     def diagnose(case, got, expected):
         (J,) = got
         if not np.allclose(J.sum(axis=1), 0.0):
-            return (
-                "the rows of your J do not sum to 0, but they must: the weights "
-                "always sum to 1, so moving the scores cannot change their total"
-            )
+            return _JAC_ROWS
         return None
 
     return ck.run(
@@ -103,11 +125,37 @@ def check_softmax_jacobian(fn, *, seed=0):
 
 _T_EDGE = ck.Mistake(
     symptom="T = {T:.4g} hit the edge of the bracket [low, high] = [0.01, 1000]: "
-    "you moved the wrong end",
+    "the comparison sends the bracket the wrong way",
     why="the entropy grows with T: when the entropy at mid is below the target "
     "the weights are too sharp and T must go up",
     fix="when the entropy at mid is below the target, low = mid; otherwise high = mid",
-    line=r"low\s*=|high\s*=",
+    line=r"\bif\b.*[<>]",
+)
+_T_MULTIPLIED = ck.Mistake(
+    symptom="T = {T:.4g} hit the edge of the bracket [low, high] = [0.01, 1000]: you "
+    "multiply the scores by the temperature",
+    why="the temperature divides the scores, softmax(raw_scores / T): a larger T "
+    "flattens the weights; multiplied, a larger T sharpens them, and the search "
+    "runs off the end of the bracket",
+    fix="the entropy at mid is that of softmax(raw_scores / mid)",
+    line=r"raw_scores\s*\*[^*]|[^*]\*\s*raw_scores|[^*]\*\s*mid\b|\bmid\s*\*[^*]",
+)
+_T_SUM = ck.Mistake(
+    symptom="at your T = {T:.4g} the entropy summed over the {rows} rows is the "
+    "target, {target:.4f} nats: the mean entropy is {rows} times smaller",
+    why="the target is the mean entropy of a row; a sum over the rows grows with "
+    "their number",
+    fix="compare the mean over the rows, e.g. entropies.mean(), with the target",
+    line=r"\.sum\(|np\.sum\(",
+)
+_T_EARLY = ck.Mistake(
+    symptom="your T = {T:.4g} is where the bisection stands after {steps} steps: "
+    "the mean entropy there is {reached:.4f} nats, not the target {target:.4f}",
+    why="bisection halves the bracket each step: stopping early leaves T "
+    "anywhere in it",
+    fix="T = {expected:.4g} reaches it. Bisect until the bracket is narrow "
+    "(e.g. 60 steps)",
+    line=r"range|steps",
 )
 _T_INVERSE = ck.Mistake(
     symptom="you returned 1/T",
@@ -143,6 +191,25 @@ def _temperature(raw_scores, target_entropy):
     return math.sqrt(low * high)
 
 
+def _steps_to(T, raw_scores, target, low=1e-2, high=1e3):
+    """The number of steps after which a bisection's midpoint is T, or None.
+
+    Both midpoints a learner may take (geometric and arithmetic) are tried, and
+    T may be the midpoint of the bracket before or after the last step.
+    """
+    for middle in (math.sqrt, None):
+        lo, hi = low, high
+        for step in range(61):
+            mid = math.sqrt(lo * hi) if middle else (lo + hi) / 2
+            if math.isclose(T, mid, rel_tol=1e-6):
+                return step
+            if _mean_entropy(raw_scores / mid) < target:
+                lo = mid
+            else:
+                hi = mid
+    return None
+
+
 def check_find_temperature(fn, *, seed=0):
     """Check ``fn(raw_scores, target_entropy) -> T`` (bisection on T).
 
@@ -166,20 +233,30 @@ def check_find_temperature(fn, *, seed=0):
         if not np.isfinite(T) or T <= 0:
             return "T must be a positive number"
         if min(abs(math.log(T / 1e-2)), abs(math.log(T / 1e3))) < 0.01:
-            return _T_EDGE.replace("{T:.4g}", f"{T:.4g}")
+            multiplied = ck.line_of(fn, _T_MULTIPLIED.line) != ck.defined_at(fn)
+            edge = _T_MULTIPLIED if multiplied else _T_EDGE
+            return edge.replace("{T:.4g}", f"{T:.4g}")
         if abs(T * float(expected[0]) - 1) < 1e-2:
             return _T_INVERSE
         if abs(T - case.args[1]) < 1e-2:
             return _T_ENTROPY
-        reached = _mean_entropy(case.args[0] / T)
-        return ck.Mistake(
-            symptom=f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, "
-            f"not the target {case.args[1]:.4f}",
-            why="bisection halves the bracket each step: stopping early leaves T "
-            "anywhere in it",
-            fix=f"T = {float(expected[0]):.4g} reaches it. Bisect until the bracket "
-            "is narrow (e.g. 60 steps)",
-            key="the entropy at T misses the target",
+        raw, target = case.args
+        reached = _mean_entropy(raw / T)
+        facts = {
+            "T": T,
+            "reached": reached,
+            "target": target,
+            "rows": len(raw),
+            "expected": float(expected[0]),
+        }
+        if math.isclose(reached * len(raw), target, rel_tol=1e-2):
+            return _T_SUM.filled(facts)
+        steps = _steps_to(T, raw, target)
+        if steps is not None:
+            return _T_EARLY.filled({**facts, "steps": steps})
+        return (
+            f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, not the "
+            f"target {target:.4f}"
         )
 
     return ck.run(

@@ -11,6 +11,8 @@ is printed only once the answer is right. (``check_softmax_jacobian`` and
 import contextlib
 import io
 import math
+import re
+import tracemalloc
 
 import numpy as np
 
@@ -227,6 +229,91 @@ _VJP_AXIS = ck.Mistake(
 )
 
 
+_VJP_KEEPDIMS = ck.Mistake(
+    symptom="on rows of shape {rows} your function raised ValueError: a total over "
+    "the last axis has shape {total}, which no longer lines up with the rows it "
+    "was taken from",
+    why="broadcasting lines axes up from the right, so a {total} total meets the "
+    "{m} entries of a row, not the rows; each row's total must stay a column, "
+    "size 1 on the last axis",
+    fix="(a * g).sum(axis=-1, keepdims=True)",
+)
+_VJP_FULL_J = ck.Mistake(
+    symptom="on one row of m = {m} keys your function needed {peak:.0f} MB at its "
+    "peak, where the gradient itself is {need:.2f} MB: it forms the (m, m) "
+    "Jacobian, or a table as large",
+    why="J^T g = a * (g - a . g): a row shares one number, a . g, so the gradient "
+    "takes O(m) work and memory; J takes m^2, {full:.0f} MB for this one row",
+    fix="grad = a * (g - (a * g).sum(axis=-1, keepdims=True))",
+)
+_BIG_M = 4096  # J of one row would be 4096^2 float64 = 134 MB
+_PEAK_LIMIT = 16e6  # bytes: the O(m) answer needs a few times 4096 * 8
+
+
+def _lost_axis(err):
+    """(rows, total) when a broadcast error shows a sum that lost its last axis."""
+    shapes = [
+        tuple(int(x) for x in text.split(",") if x.strip())
+        for text in re.findall(r"\(([\d,\s]*)\)", str(err))
+    ]
+    for rows in shapes:
+        for total in shapes:
+            if len(rows) > 1 and total == rows[:-1]:
+                return rows, total
+    return None
+
+
+def _peak_bytes(fn, a, g):
+    """The answer and the peak memory (bytes) traced while ``fn(a, g)`` runs."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        with np.errstate(all="ignore"):
+            grad = fn(a.copy(), g.copy())
+        return grad, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
+def _check_linear_memory(name, fn, rng):
+    """Fail if ``fn`` needs memory like the (m, m) Jacobian on one long row."""
+    a = anp.softmax(rng.standard_normal(_BIG_M))  # (m,)
+    g = rng.standard_normal(_BIG_M)  # (m,)
+    case = f"a ({_BIG_M},), g ({_BIG_M},): one long row"
+    try:
+        grad, peak = _peak_bytes(fn, a, g)
+    except MemoryError:
+        grad, peak = None, float(_BIG_M**2 * 8)
+    except Exception as err:
+        text = str(err).splitlines()[0] if str(err) else ""
+        raise ck.CheckFailed(
+            name,
+            f"your function raised {type(err).__name__}: {text}",
+            case,
+            ck.raised_at(err) or ck.defined_at(fn),
+        ) from err
+    if peak > _PEAK_LIMIT:
+        facts = {
+            "m": _BIG_M,
+            "peak": peak / 1e6,
+            "need": a.nbytes / 1e6,
+            "full": _BIG_M**2 * 8 / 1e6,
+        }
+        raise ck.CheckFailed(name, _VJP_FULL_J.filled(facts), case, ck.defined_at(fn))
+    if not ck.same(grad, a * (g - a @ g), (1e-9, 1e-12)):
+        raise ck.CheckFailed(
+            name,
+            f"on one row of m = {_BIG_M} keys your gradient differs from J^T g",
+            case,
+            ck.defined_at(fn),
+        )
+    return peak
+
+
 def _vjp_reference(a, g):
     """J^T g with J = diag(a) - a a^T formed row by row, (..., m)."""
     m = a.shape[-1]
@@ -282,15 +369,42 @@ def check_softmax_backward(fn, *, seed=0):
             return _VJP_NO_SHARED_Z
         return None
 
-    return ck.run(
-        "check_softmax_backward",
-        fn,
-        _vjp_cases(np.random.default_rng(seed)),
-        _vjp_reference,
-        (ck.Out("grad", "(..., m)", "One gradient entry per score: the shape of a."),),
-        variants,
-        diagnose,
-        signature="softmax_backward(a, g)",
-        hint="a and g are (..., m): reduce over the last axis with keepdims=True",
-        tol=(1e-9, 1e-12),
+    name = "check_softmax_backward"
+    rng = np.random.default_rng(seed)
+    cases = _vjp_cases(rng)
+    try:
+        ck.run(
+            name,
+            fn,
+            cases,
+            _vjp_reference,
+            (
+                ck.Out(
+                    "grad", "(..., m)", "One gradient entry per score: the shape of a."
+                ),
+            ),
+            variants,
+            diagnose,
+            signature="softmax_backward(a, g)",
+            hint="a and g are (..., m): every total over the keys must still line "
+            "up with the row it was taken from",
+            tol=(1e-9, 1e-12),
+            announce=False,
+        )
+    except ck.CheckFailed as err:
+        lost = (
+            _lost_axis(err.__cause__) if isinstance(err.__cause__, ValueError) else None
+        )
+        if lost is None:
+            raise
+        facts = {"rows": lost[0], "total": lost[1], "m": lost[0][-1]}
+        raise ck.CheckFailed(
+            name, _VJP_KEEPDIMS.filled(facts), err.case, err.where
+        ) from err.__cause__
+    peak = _check_linear_memory(name, fn, rng)
+    print(
+        f"✓ {name}: {len(cases) + 1} cases passed; one row of m = {_BIG_M} keys "
+        f"took {peak / 1e6:.2f} MB, where its Jacobian would take "
+        f"{_BIG_M**2 * 8 / 1e6:.0f} MB"
     )
+    return True

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import attention_np as anp
-from helpers.checks import check_decoder_mask, check_mask_conversion
+from helpers.checks import CheckFailed, check_decoder_mask, check_mask_conversion
 from tests.checks.catalogue import right, topic_tests, wrong
 from tests.checks.stepwise import assert_staged
 
@@ -132,6 +132,50 @@ def decoder_no_padding(lengths, n_new, cache_len):
     return mask
 
 
+def key_padding_keys_on_queries(mask, convention):
+    if convention == "key_padding":
+        return ~mask[:, None, :, None]
+    return to_ours(mask, convention)
+
+
+def seed003_flipped(mask, convention):
+    if convention == "seed003":
+        return mask == 1
+    return to_ours(mask, convention)
+
+
+def keep_01_int(mask, convention):
+    mask = np.asarray(mask)
+    if convention == "seed003":
+        return mask == 0
+    if convention == "additive":
+        return mask == 0
+    if convention == "key_padding":
+        return ~mask[:, None, None, :]
+    if convention == "mha_attn_mask":
+        return ~mask
+    if convention == "keep_01":
+        return mask[:, None, None, :]
+    raise ValueError(convention)
+
+
+def decoder_padding_inclusive(lengths, n_new, cache_len):
+    m = cache_len + n_new
+    lengths = np.asarray(lengths)
+    causal = np.arange(m)[None, :] <= np.arange(n_new)[:, None] + cache_len
+    real = np.arange(m) <= lengths[:, None, None, None]
+    return causal & real
+
+
+def decoder_query_padding_lines(lengths, n_new, cache_len):
+    lengths = np.asarray(lengths)
+    m = cache_len + n_new
+    i = np.arange(n_new)[:, None]
+    causal = np.arange(m)[None, :] <= i + cache_len
+    real_query = (cache_len + i) < lengths[:, None, None, None]
+    return causal & real_query
+
+
 def decoder_with_helpers(lengths, n_new, cache_len):
     m = cache_len + n_new
     return anp.padding_mask(np.asarray(lengths), m) & anp.causal_mask(n_new, m)
@@ -161,17 +205,20 @@ DECODER_WRONG = [
     (decoder_one_too_many, "one key off"),
     (decoder_cache_keys_only, "the keys are the cached ones and the new ones"),
     (decoder_no_padding, "attend to padded keys"),
+    (decoder_padding_inclusive, "your padding boundary is one key off"),
 ]
 
 WRONG = [
     *wrong(
         check_mask_conversion,
         [
-            (key_padding_two_axes, "its batch axis does not land"),
-            (keep_01_no_axes, "its batch axis does not land"),
+            (key_padding_two_axes, "its batch axis (size 4) lands on the heads axis"),
+            (keep_01_no_axes, "its batch axis (size 4) lands on the query axis"),
             (mha_unchanged, "'mha_attn_mask' conversion is True exactly where"),
             (seed003_one_minus, "returns dtype float64, not bool"),
             (additive_as_bool, "polarity is flipped"),
+            (key_padding_keys_on_queries, "its key axis (size 5) lands on the query"),
+            (keep_01_int, "returns dtype int64, not bool"),
         ],
     ),
     *wrong(check_decoder_mask, DECODER_WRONG),
@@ -209,3 +256,67 @@ def test_the_helpers_are_back_after_the_check():
     with pytest.raises(AssertionError):
         check_decoder_mask(decoder_with_helpers)
     assert (anp.causal_mask, anp.padding_mask) == before
+
+
+def _where(checker, fn):
+    with pytest.raises(CheckFailed) as info:
+        checker(fn)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("fn", "code"),
+    [
+        (key_padding_two_axes, "return ~mask[:, None, :]"),
+        (seed003_flipped, "return mask == 1"),
+        (keep_01_int, "return mask[:, None, None, :]"),
+        (key_padding_keys_on_queries, "return ~mask[:, None, :, None]"),
+    ],
+    ids=lambda x: getattr(x, "__name__", "")[:30],
+)
+def test_conversion_look_at_is_that_conventions_line(fn, code):
+    err = _where(check_mask_conversion, fn)
+    assert err.where.endswith(code), err.where
+
+
+@pytest.mark.parametrize(
+    ("fn", "code"),
+    [
+        (
+            decoder_query_padding_lines,
+            "real_query = (cache_len + i) < lengths[:, None, None, None]",
+        ),
+        (
+            decoder_padding_inclusive,
+            "real = np.arange(m) <= lengths[:, None, None, None]",
+        ),
+        (
+            decoder_off_by_one,
+            "causal = np.arange(m)[None, :] < np.arange(n_new)[:, None] + cache_len",
+        ),
+    ],
+    ids=lambda x: getattr(x, "__name__", "")[:30],
+)
+def test_decoder_look_at_is_the_line_with_the_mistake(fn, code):
+    err = _where(check_decoder_mask, fn)
+    assert err.where.endswith(code), err.where
+
+
+def test_decoder_case_shows_the_lengths():
+    err = _where(check_decoder_mask, decoder_padding_inclusive)
+    assert "lengths=[6, 4, 5]" in err.case
+
+
+def test_the_batch_axis_is_not_blamed_when_the_key_axis_is_wrong():
+    err = _where(check_mask_conversion, key_padding_keys_on_queries)
+    assert "batch axis" not in err.diagnosis
+
+
+def test_a_mistake_on_another_convention_starts_at_step_one():
+    """Polarity flipped on seed003, then on mha_attn_mask: no why on the second."""
+    first = _where(check_mask_conversion, seed003_flipped)
+    second = _where(check_mask_conversion, mha_unchanged)
+    assert first.stage == second.stage == 1
+    assert "Why" not in second.diagnosis
+    again = _where(check_mask_conversion, mha_unchanged)
+    assert again.stage == 2 and "Why" in again.diagnosis

@@ -213,7 +213,7 @@ def test_the_first_step_alone_says_what_and_where(capsys):
     err = fail(checks.check_causal_mask, (my_mask,))
     assert err.stage == 1
     assert "n=3 queries and m=5 keys" in err.diagnosis  # the case, in words
-    assert err.case == "case 2 of 5: n=3, m=5"
+    assert err.case == "case 2 of 6: n=3, m=5"
     assert re.search(
         r"my_mask, test_hints\.py, line \d+: return np\.tril\(ones\)", err.where
     )

@@ -6,24 +6,28 @@ what it does.
 """
 
 import numpy as np
+import pytest
 
 from helpers import attention_np as anp
 from helpers.checks import check_causal_mask, check_zero_weights
 from tests.checks.catalogue import right, topic_tests, wrong
+from tests.checks.stepwise import assert_staged
 
 # --------------------------------------------------------------------------
 # Right answers
 # --------------------------------------------------------------------------
 
 
-def simple_causal(n, m):
+def simple_causal(n, m=None):
+    m = n if m is None else m
     i = np.arange(n)[:, None]  # (n, 1) query positions
     j = np.arange(m)[None, :]  # (1, m) key positions
     return j <= i + (m - n)
 
 
-def list_causal(n, m):
+def list_causal(n, m=None):
     """A mask as nested lists of bools is array-like too."""
+    m = n if m is None else m
     return [[j <= i + (m - n) for j in range(m)] for i in range(n)]
 
 
@@ -56,6 +60,26 @@ def causal_without_diagonal(n, m):
 def zero_uniform_empty_row():
     """Believes a fully masked row spreads its weight evenly: no zero there."""
     return np.array([ZERO_4, ZERO_2, [[0] * 4] * 4], dtype=bool)
+
+
+def causal_no_default(n, m):
+    return simple_causal(n, m)
+
+
+def causal_default_ignored(n, m=None):
+    """Reads m=None as 'no keys beyond the queries' the wrong way: m = n + 1."""
+    m = n + 1 if m is None else m
+    return simple_causal(n, m)
+
+
+def zero_padded_queries_all_zero():
+    """Believes a padded query attends nothing: rows 2 and 3 of length 2 all zero."""
+    return np.array([ZERO_4, ZERO_2[:2] + [[1, 1, 1, 1]] * 2, ZERO_0], dtype=bool)
+
+
+def zero_padding_missed_in_one():
+    """Forgets the padding of sequence 1 only."""
+    return np.array([ZERO_4, ZERO_4, ZERO_0], dtype=bool)
 
 
 def zero_causal_only():
@@ -117,6 +141,8 @@ WRONG = [
                 "transposed",
             ),
             (causal_without_diagonal, "leaves out the diagonal"),
+            (causal_no_default, "accept the arguments of causal_mask(n, m=None)"),
+            (causal_default_ignored, "m left out"),
         ],
     ),
     *wrong(
@@ -127,6 +153,8 @@ WRONG = [
             (zero_causal_only, "causal zeros only"),
             (zero_flipped, "flipped"),
             (zero_transposed, "transposed"),
+            (zero_padded_queries_all_zero, "padded queries (rows [2, 3])"),
+            (zero_padding_missed_in_one, "sequence 1 (length 2): you predicted the"),
         ],
     ),
 ]
@@ -134,3 +162,14 @@ WRONG = [
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     topic_tests(RIGHT, WRONG)
 )
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        (zero_padded_queries_all_zero, "padded queries"),
+        (zero_padding_missed_in_one, "causal zeros only"),
+    ],
+)
+def test_zero_weight_hints_come_in_steps(fn, says, capsys):
+    assert_staged(check_zero_weights, (fn,), says, capsys)

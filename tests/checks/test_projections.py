@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from helpers.checks import (
+    CheckFailed,
     check_predict_shapes,
     check_self_attention_layer,
     check_shrink_prediction,
@@ -115,6 +116,46 @@ def layer_triu(X, W_Q, W_K, W_V, W_O, causal=False):
     return weights @ V @ W_O, weights
 
 
+def _masked_layer(X, W_Q, W_K, W_V, W_O, causal, allowed, blocked=-np.inf):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1])
+    if causal:
+        scores = np.where(allowed(X.shape[-2]), scores, blocked)
+    weights = simple_softmax(scores)  # NaN on a row with no allowed key
+    return weights @ V @ W_O, weights
+
+
+def layer_not_tril(X, W_Q, W_K, W_V, W_O, causal=False):
+    def allowed(n):
+        return ~np.tril(np.ones((n, n), dtype=bool))
+
+    return _masked_layer(X, W_Q, W_K, W_V, W_O, causal, allowed)
+
+
+def layer_not_tril_1e9(X, W_Q, W_K, W_V, W_O, causal=False):
+    def allowed(n):
+        return ~np.tril(np.ones((n, n), dtype=bool))
+
+    return _masked_layer(X, W_Q, W_K, W_V, W_O, causal, allowed, blocked=-1e9)
+
+
+def layer_strict_tril(X, W_Q, W_K, W_V, W_O, causal=False):
+    def allowed(n):
+        return np.tril(np.ones((n, n), dtype=bool), k=-1)
+
+    return _masked_layer(X, W_Q, W_K, W_V, W_O, causal, allowed)
+
+
+def layer_k_dot_t(X, W_Q, W_K, W_V, W_O, causal=False):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q @ K.T / math.sqrt(W_Q.shape[-1])
+    if causal:
+        n = X.shape[-2]
+        scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+    weights = simple_softmax(scores)
+    return weights @ V @ W_O, weights
+
+
 def layer_mask_after(X, W_Q, W_K, W_V, W_O, causal=False):
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
     weights = simple_softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(W_Q.shape[-1]))
@@ -151,11 +192,6 @@ RIGHT = [
         prints="✓ check_predict_shapes: 4 sets of sizes passed",
     ),
     right(
-        check_predict_shapes,
-        shapes_as_lists,
-        prints="✓ check_predict_shapes: 4 sets of sizes passed",
-    ),
-    right(
         check_shrink_prediction,
         shrink,
         prints=r"✓ check_shrink_prediction: 3 values of c passed\. .+",
@@ -171,6 +207,10 @@ LAYER_WRONG = [
     (layer_mask_after, "zeroed after the softmax"),
     (layer_d_model, "divided by sqrt(d_model)"),
     (layer_naive_exp, "e^score overflowed"),
+    (layer_not_tril, "the mask's polarity is flipped"),
+    (layer_not_tril_1e9, "the mask's polarity is flipped"),
+    (layer_strict_tril, "no token attends itself"),
+    (layer_k_dot_t, "`.T` reverses every axis of K"),
 ]
 
 WRONG = [
@@ -181,6 +221,7 @@ WRONG = [
             (shapes_scores_d_k, "one column per key"),
             (shapes_v_d_k, "`V` has d_k columns"),
             (shapes_unprojected, "still has d_model columns"),
+            (shapes_as_lists, "a shape is a tuple"),
         ],
     ),
     *wrong(
@@ -209,3 +250,11 @@ def test_shrink_hints_come_in_steps(capsys):
     assert_staged(
         check_shrink_prediction, (shrink_always_flatter,), "wrong way", capsys
     )
+
+
+def test_no_code_in_the_first_message_of_k_dot_t():
+    """np.swapaxes is on checks.hint only; the first message says it in words."""
+    with pytest.raises(CheckFailed) as info:
+        check_self_attention_layer(layer_k_dot_t)
+    assert "swapaxes" not in str(info.value)
+    assert info.value.where.endswith("scores = Q @ K.T / math.sqrt(W_Q.shape[-1])")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from helpers.checks import (
+    CheckFailed,
     check_half_entropy_temperature,
     check_predict_score_std,
     check_softmax_backward,
@@ -97,6 +98,16 @@ def backward_diagonal(a, g):
     return a * (1 - a) * g
 
 
+def backward_no_keepdims(a, g):
+    return a * (g - (a * g).sum(axis=-1))
+
+
+def backward_einsum_jacobian(a, g):
+    """Right values, but forms J, (..., m, m), for every row."""
+    J = np.eye(a.shape[-1]) * a[..., None, :] - a[..., :, None] * a[..., None, :]
+    return np.einsum("...ts,...t->...s", J, g)
+
+
 RIGHT = [
     right(check_predict_score_std, score_std),
     right(check_predict_score_std, score_std_sampled),
@@ -107,7 +118,6 @@ RIGHT = [
         r"lesson's draws T = 3\.03, .+",
     ),
     right(check_softmax_backward, softmax_backward),
-    right(check_softmax_backward, softmax_backward_loop),
 ]
 
 BACKWARD_WRONG = [
@@ -117,6 +127,9 @@ BACKWARD_WRONG = [
     (backward_sign, "opposite sign"),
     (backward_first_axis, "your rows mix"),
     (backward_diagonal, "the diagonal of J times g only"),
+    (backward_no_keepdims, "no longer lines up with the rows"),
+    (softmax_backward_loop, "forms the (m, m) Jacobian"),
+    (backward_einsum_jacobian, "forms the (m, m) Jacobian"),
 ]
 
 WRONG = [
@@ -179,3 +192,16 @@ def test_backward_reference_is_autograd():
     (torch.softmax(s, dim=-1) * g).sum().backward()
     a = torch.softmax(s, dim=-1).detach().numpy()
     np.testing.assert_allclose(_vjp_reference(a, g.numpy()), s.grad.numpy())
+
+
+def test_no_code_in_the_first_message_of_a_lost_axis():
+    """The keepdims fix is on checks.hint only, not in the first message."""
+    with pytest.raises(CheckFailed) as info:
+        check_softmax_backward(backward_no_keepdims)
+    assert "keepdims=True" not in str(info.value)
+    assert info.value.where.endswith("return a * (g - (a * g).sum(axis=-1))")
+
+
+def test_the_right_answer_needs_little_memory(capsys):
+    assert check_softmax_backward(softmax_backward) is True
+    assert "m = 4096 keys" in capsys.readouterr().out
