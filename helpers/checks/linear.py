@@ -11,6 +11,7 @@ and names the likely mistake with a :class:`Mistake` (symptom, why, fix).
 """
 
 import math
+import tracemalloc
 from functools import partial
 
 import numpy as np
@@ -354,6 +355,35 @@ _L_SOFTMAX = ck.Mistake(
 )
 
 
+_L_STATE_D_K = ck.Mistake(
+    symptom="your function crashes on this case, whose feature map gives r = 2 d_k "
+    "features, and runs when the map keeps r = d_k: the state S or the normaliser "
+    "z is sized with d_k",
+    why="S = phi(K)^T V is (..., r, d_v) and z is (..., r), with r the feature "
+    "map's output size; the Performer's random features make r = 32 for d_k = 4",
+    fix="size S and z from phi(K).shape[-1], not from Q's or K's last axis",
+    line=r"zeros.*(d_k|[QK]\.shape\[-1\])",
+)
+_L_QUADRATIC = ck.Mistake(
+    symptom="your function builds an (..., n, m) array: with n = m = {big} "
+    "(causal={big_causal}) it needed {peak_mb:.0f} MB at its peak, where phi(K)^T "
+    "V and a running state need well under 1 MB",
+    why="linear attention's point is that the sums over keys do not depend on the "
+    "query, so the (n, m) similarities are never needed, causal or not; a long "
+    "sequence is where that saving matters",
+    fix="non-causal: phi(Q) (phi(K)^T V) / phi(Q) z; causal: run S and z over the "
+    "key axis and read each query at its own position",
+    line=r"@\s*(np\.)?(swapaxes|transpose|moveaxis)|\.mT\b|causal_mask|tril",
+)
+BIG = 2048  # n = m of the memory probe: an (n, m) float64 array is 32 MB
+BIG_LIMIT = 8 * 2**20  # bytes a running-state answer stays far below
+
+
+def _pair_map(x):
+    """A positive feature map with r = 2 d_k: exp(x) next to exp(-x)."""
+    return np.concatenate([np.exp(x), np.exp(-x)], axis=-1)
+
+
 def _elu(x):
     return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
 
@@ -406,8 +436,10 @@ def _linear_cases(rng):
         ((), 4, 6, 3, 2, None, True),
         ((2,), 5, 5, 3, 4, None, True),
         ((), 3, 5, 2, 3, "square", True),
+        ((), 4, 6, 3, 2, "exp(±x)", False),
+        ((2,), 3, 6, 4, 3, "exp(±x)", True),
     ]
-    maps = {"exp": np.exp, "square": lambda x: x**2 + 0.1}
+    maps = {"exp": np.exp, "square": lambda x: x**2 + 0.1, "exp(±x)": _pair_map}
     cases = []
     for batch, n, m, d_k, d_v, name, causal in specs:
         Q = rng.standard_normal((*batch, n, d_k))
@@ -424,19 +456,71 @@ def _linear_cases(rng):
                 facts={"n": n, "m": m},
                 feature_map=maps.get(name),
                 causal=causal or None,
-                note=f"feature_map={name}" if name else "",
+                note=(f"feature_map={name}" if name else "")
+                + (", r = 2 d_k features" if name == "exp(±x)" else ""),
             )
         )
     return cases
+
+
+def _sized_by_d_k(fn, case):
+    """Does ``fn`` run on ``case`` once its r = 2 d_k feature map keeps r = d_k?"""
+    kwargs = {**case.kwargs, "feature_map": np.exp}
+    try:
+        with np.errstate(all="ignore"):
+            fn(*(ck.copy(a) for a in case.args), **kwargs)
+    except Exception:  # noqa: BLE001 - any crash: not this mistake
+        return False
+    return True
+
+
+def _memory_probe(name, fn):
+    """Refuse an answer that builds (n, m) on a long sequence; compare it too."""
+    rng = np.random.default_rng(1)
+    Q, K = 0.5 * rng.standard_normal((2, BIG, 2))  # (n, d_k), (m, d_k)
+    V = rng.standard_normal((BIG, 2))  # (m, d_v)
+    for causal in (False, True):
+        case = ck.make_case(
+            ("Q", "K", "V"),
+            Q,
+            K,
+            V,
+            causal=causal or None,
+            note=f"a long sequence, n = m = {BIG}",
+        )
+        tracemalloc.start()
+        try:
+            got = ck.call(name, fn, case, "linear_attention(Q, K, V, ...)", "")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        where = f"inputs: {case.label}"
+        if peak > BIG_LIMIT:
+            facts = {"big": BIG, "big_causal": causal, "peak_mb": peak / 2**20}
+            raise ck.CheckFailed(
+                name, _L_QUADRATIC.filled(facts), where, ck.look_at(fn, _L_QUADRATIC)
+            )
+        want = anp.linear_attention(Q, K, V, causal=causal)
+        if not ck.same(np.asarray(got), want, TOL):
+            raise ck.CheckFailed(
+                name,
+                "your output on a long sequence differs from the reference, though "
+                "the small cases matched: look for a step that depends on the length",
+                where,
+                ck.defined_at(fn),
+            )
 
 
 def check_linear_attention(fn, *, seed=0):
     """Check ``fn(Q, K, V, feature_map=None, causal=False) -> (..., n, d_v)``.
 
     Against ``attention_np.linear_attention``: the default feature map elu(x) + 1,
-    a given one (np.exp, x^2 + 0.1), batch axes, n != m, d_v != d_k, and causal
-    lower-right (query i sees keys j <= i + (m - n)).
+    given ones (np.exp, x^2 + 0.1, and exp(±x) with r = 2 d_k), batch axes,
+    n != m, d_v != d_k, and causal lower-right (query i sees keys j <= i + (m - n)).
+    Then a long sequence (n = m = 2048), causal and not, on which an answer that
+    builds the (n, m) similarities is refused by its peak memory.
     """
+    name = "check_linear_attention"
     v = partial(partial, _linear_variant)
     variants = [
         (_L_SOFTMAX, v(softmax=True)),
@@ -452,14 +536,29 @@ def check_linear_attention(fn, *, seed=0):
         (_L_UPPER_LEFT, v(aligned=False)),
         (_L_NO_DIAGONAL, v(diagonal=False)),
     ]
-    return ck.run(
-        "check_linear_attention",
-        fn,
-        _linear_cases(np.random.default_rng(seed)),
-        anp.linear_attention,
-        (ck.Out("output", "(..., n, d_v)", "One row per query, d_v values."),),
-        variants,
-        signature="linear_attention(Q, K, V, feature_map=None, causal=False)",
-        hint="phi(K) is (..., m, r): its transpose times V is (..., r, d_v)",
-        tol=TOL,
-    )
+    cases = _linear_cases(np.random.default_rng(seed))
+    try:
+        ck.run(
+            name,
+            fn,
+            cases,
+            anp.linear_attention,
+            (ck.Out("output", "(..., n, d_v)", "One row per query, d_v values."),),
+            variants,
+            signature="linear_attention(Q, K, V, feature_map=None, causal=False)",
+            hint="phi(K) is (..., m, r): its transpose times V is (..., r, d_v)",
+            tol=TOL,
+            announce=False,
+        )
+    except ck.CheckFailed as err:
+        crashed = isinstance(err.__cause__, (ValueError, IndexError))
+        case = next((c for c in cases if err.case == f"inputs: {c.label}"), None)
+        if crashed and case is not None and "r = 2 d_k" in case.label:
+            if _sized_by_d_k(fn, case):
+                raise ck.CheckFailed(
+                    name, _L_STATE_D_K, err.case, ck.look_at(fn, _L_STATE_D_K)
+                ) from err.__cause__
+        raise
+    _memory_probe(name, fn)
+    print(f"✓ {name}: {len(cases)} cases passed; a long sequence too, in small memory")
+    return True

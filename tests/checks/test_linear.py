@@ -164,6 +164,33 @@ def causal_everything(phi_Q, phi_K, V):
     return phi_Q @ S / (phi_Q @ z)[:, None]
 
 
+def linear_state_d_k(Q, K, V, feature_map=None, causal=False):
+    """The running state sized with d_k: right only while r == d_k."""
+    phi = feature_map or elu1
+    fq, fk = phi(Q), phi(K)
+    n, m, d_k, d_v = Q.shape[-2], K.shape[-2], K.shape[-1], V.shape[-1]
+    if not causal:
+        return linear_regrouped(Q, K, V, feature_map, False)
+    S = np.zeros((*K.shape[:-2], d_k, d_v))  # (..., d_k, d_v): should be r
+    z = np.zeros((*K.shape[:-2], d_k))
+    out = np.zeros((*Q.shape[:-2], n, d_v))
+    for j in range(m):
+        S = S + fk[..., j, :, None] * V[..., j, None, :]
+        z = z + fk[..., j, :]
+        i = j - (m - n)
+        if i >= 0:
+            num = np.einsum("...r,...rv->...v", fq[..., i, :], S)
+            out[..., i, :] = num / (fq[..., i, :] * z).sum(-1, keepdims=True)
+    return out
+
+
+def linear_masked_causal(Q, K, V, feature_map=None, causal=False):
+    """Regrouped when not causal, the (n, m) mask when causal: right numbers."""
+    if not causal:
+        return linear_regrouped(Q, K, V, feature_map, False)
+    return linear_quadratic(Q, K, V, feature_map, True)
+
+
 def linear_no_z(Q, K, V, feature_map=None, causal=False):
     phi = feature_map or elu1
     A = phi(Q) @ np.swapaxes(phi(K), -1, -2)
@@ -207,7 +234,6 @@ RIGHT = [
     right(check_delta_step, delta_step_in_place),
     right(check_causal_linear_attention, causal_loop),
     right(check_linear_attention, anp.linear_attention, id="linear-helper"),
-    right(check_linear_attention, linear_quadratic),
     right(check_linear_attention, linear_regrouped),
 ]
 
@@ -242,6 +268,9 @@ WRONG = [
             (linear_ignores_causal, "still sees every key"),
             (linear_upper_left, "aligned upper-left"),
             (linear_softmax, "softmax attention's"),
+            (linear_state_d_k, "sized with d_k"),
+            (linear_quadratic, "builds an (..., n, m) array"),
+            (linear_masked_causal, "(causal=True) it needed"),
         ],
     ),
 ]

@@ -82,3 +82,30 @@ def test_recall_of_one_pair_is_exact_everywhere():
     data = km.recall_errors(m=1)
     for errors in data["errors"].values():
         assert errors[0] < 1e-12
+
+
+def test_recall_softmax_blurs_at_small_d_k():
+    """The RecallExplorer's caveat: a fixed scale of 30 blurs 64 keys in 4 dims."""
+    mean = {
+        d: np.mean([km.recall_errors(64, d, s)["mean"]["softmax"] for s in range(5)])
+        for d in (4, 8, 16)
+    }
+    assert mean[4] > 0.2
+    assert mean[8] < 0.01 and mean[16] < 1e-3
+
+
+def test_random_feature_error_at_sigma_one_is_not_yet_one_over_sqrt_r():
+    """Inputs with sigma = 1: e^||q'+k'||^2 is ~290 on average, so r <= 4096 is
+    still short of the 1/sqrt(r) regime (the lesson's section 4)."""
+    r = [16, 256, 4096]
+    errors = [
+        np.mean(
+            [
+                km.random_feature_attention(x, sigma=1.0, seed=s)["kernel_error"]
+                for s in range(8)
+            ]
+        )
+        for x in r
+    ]
+    slope = np.polyfit(np.log(r), np.log(errors), 1)[0]
+    assert -0.4 < slope < -0.2, slope
