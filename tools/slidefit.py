@@ -77,8 +77,8 @@ def output_height(output):
         image = 0
         for png in re.findall(r"base64,([A-Za-z0-9+/=]{64})", html)[:1]:
             image = image_height(png)
-        pres = re.findall(r"<pre[^>]*>(.*?)</pre>", html, re.S)
-        pre = sum(_wrapped(p, CODE_CHARS) for p in pres)
+        pre_blocks = re.findall(r"<pre[^>]*>(.*?)</pre>", html, re.S)
+        pre = sum(_wrapped(p, CODE_CHARS) for p in pre_blocks)
         return 16 + MD_LINE_PX * rows + 27.5 * pre + image
     if "text/plain" in data:
         return 26 + 27.5 * _wrapped(data["text/plain"], CODE_CHARS)
