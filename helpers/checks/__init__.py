@@ -46,7 +46,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_causal_tiled_attention``;
 - ``capstone``, lesson 09: ``check_d_k_experiment``, ``check_scale_experiment``,
   ``check_mask_experiment`` (predict, then observe: they train with the lesson's
-  ``train``), ``check_recall_attention``;
+  ``train``);
+- ``recall``, lesson 09: ``check_recall_attention`` (the multi-head recall layer,
+  built by hand: the course's attention helpers are refused);
 - ``transformer``, lesson 10: ``check_rope``, ``check_grouped_query_attention``,
   ``check_decode_step``;
 - ``decoding``, lesson 10: ``check_rope_halves``, ``check_cached_generation``
@@ -88,7 +90,6 @@ from helpers.checks.attention import (
 from helpers.checks.capstone import (
     check_d_k_experiment,
     check_mask_experiment,
-    check_recall_attention,
     check_scale_experiment,
 )
 from helpers.checks.conventions import (
@@ -115,6 +116,7 @@ from helpers.checks.projections import (
     check_shrink_prediction,
 )
 from helpers.checks.queries import check_attention_each_query
+from helpers.checks.recall import check_recall_attention
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
 from helpers.checks.sink_mla import check_mla_absorption, check_sink_attention
