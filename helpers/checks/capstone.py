@@ -71,8 +71,9 @@ _WRONG_VALUE = ck.Mistake(
 _UNCHANGED = ck.Mistake(
     symptom="your config leaves {key} as QUICK has it ({value!r}): the change this "
     "experiment makes is missing",
-    why="without the change the run is the baseline again, and it cannot tell "
-    "whether your prediction was right",
+    why="the experiment is the change it names; without it (or without part of "
+    "it) the run measures something else, at worst the baseline again, and it "
+    "cannot tell whether your prediction was right",
     fix="{change}",
 )
 _EXTRA_CHANGE = ck.Mistake(
