@@ -11,11 +11,10 @@ grows; it imports torch (through ``helpers.induction``), so ``helpers.checks``
 loads this module on first use.
 """
 
-import contextlib
-
 import numpy as np
 
 from helpers.checks import _engine as ck
+from helpers.checks._refuse import refused
 
 __all__ = ["check_induction_scores", "check_fixed_repeat_prediction"]
 
@@ -29,6 +28,7 @@ _DUPLICATE = ck.Mistake(
     why="an induction head attends to the token that came right after the earlier "
     "copy, the one it will copy as its prediction: one position further",
     fix="the key of query i is i - P + 1",
+    line=r"-\s*p\b(?!\s*\+)|-\s*P\b(?!\s*\+)|\[.*\bi\s*,\s*i\s*-",
 )
 _TOO_FAR = ck.Mistake(
     symptom="your scores read attention to position i - P + 2, one position past "
@@ -36,6 +36,7 @@ _TOO_FAR = ck.Mistake(
     why="the earlier copy of token i sits at i - P; what followed it, and so what "
     "comes next now, sits at i - P + 1",
     fix="the key of query i is i - P + 1",
+    line=r"\+\s*2\b|-\s*[pP]\s*\+",
 )
 _PREVIOUS = ck.Mistake(
     symptom="your scores read attention to position i - 1: that is the "
@@ -43,6 +44,7 @@ _PREVIOUS = ck.Mistake(
     why="the induction head looks back to the earlier copy, P positions back, and "
     "one forward",
     fix="the key of query i is i - P + 1",
+    line=r"i\s*-\s*1\b|-\s*1\s*\]",
 )
 _BOTH_COPIES = ck.Mistake(
     symptom="your average includes queries of the first copy (i < P), where there "
@@ -51,16 +53,19 @@ _BOTH_COPIES = ck.Mistake(
     "i - P + 1 is not the next token of anything (and a negative index wraps to "
     "the end of the row)",
     fix="the queries are i = P, ..., 2P - 1 of each sequence",
+    line=r"arange|range",
 )
 _LAST_LEFT_OUT = ck.Mistake(
     symptom="your average leaves out the last query of the second copy, i = 2P - 1",
     why="the second copy runs from position P to 2P - 1 inclusive: P queries",
     fix="np.arange(P, 2 * P)",
+    line=r"arange|range",
 )
 _FIRST_LEFT_OUT = ck.Mistake(
     symptom="your average leaves out the first query of the second copy, i = P",
     why="the second copy runs from position P to 2P - 1 inclusive: P queries",
     fix="np.arange(P, 2 * P)",
+    line=r"arange|range",
 )
 _PER_SEQUENCE = ck.Mistake(
     symptom="you averaged each sequence first and then the sequences: here the "
@@ -68,6 +73,7 @@ _PER_SEQUENCE = ck.Mistake(
     why="every (sequence, query) pair should count once, so a longer repeat counts "
     "more; a mean of means weights a short repeat like a long one",
     fix="collect the picked weights of every sequence together, then take one mean",
+    line=r"mean",
 )
 _SWAPPED = ck.Mistake(
     symptom="your scores read weights[..., i - P + 1, i] (key, then query): above "
@@ -75,6 +81,7 @@ _SWAPPED = ck.Mistake(
     why="the second-to-last axis is the query, the last the key: a row of a head's "
     "weights is one query's attention over the keys",
     fix="weights[b, layer, head, i, i - P + 1]",
+    line=r"\[[^\]]*,\s*i\s*\]|\bj\s*,\s*i\b|\+\s*1\s*,\s*\S",
 )
 
 
@@ -131,27 +138,6 @@ def _induction_cases(rng):
     return cases
 
 
-@contextlib.contextmanager
-def _helper_refused():
-    """``induction.prefix_matching_score`` raises while the learner's code runs."""
-    from helpers import induction
-
-    saved = induction.prefix_matching_score
-
-    def refused(*args, **kwargs):
-        raise RuntimeError(
-            "you called induction.prefix_matching_score, the lesson's one-layer "
-            "helper: this exercise builds the score of every layer yourself, "
-            "from the weights"
-        )
-
-    induction.prefix_matching_score = refused
-    try:
-        yield
-    finally:
-        induction.prefix_matching_score = saved
-
-
 def check_induction_scores(fn, *, seed=0):
     """Check ``fn(weights, lengths) -> scores (layers, num_heads)``.
 
@@ -159,7 +145,18 @@ def check_induction_scores(fn, *, seed=0):
     every layer on sequences whose first P tokens repeat once (P = lengths[b]);
     the score of a head is the mean over every (sequence, query of the second
     copy) pair of the weight from query i to key i - P + 1.
+
+    Steps: take one sequence with P = 4 and n = 8, write out the (query, key)
+    pairs you read, and check each key against the token layout of the repeat;
+    then print the shape of what you average before the mean: (layers,
+    num_heads, count), one count per (sequence, query) pair.
     """
+    from helpers import induction
+
+    reason = (
+        "exercise 11.2 builds the score of every layer from the weights; the "
+        "lesson's one-layer helper would do it layer by layer for you"
+    )
     variants = [
         (_SWAPPED, lambda w, lengths: _scores(w, lengths, swap=True)),
         (_DUPLICATE, lambda w, lengths: _scores(w, lengths, shift=0)),
@@ -177,7 +174,8 @@ def check_induction_scores(fn, *, seed=0):
         "One score per head of every layer: average over the sequences and the "
         "queries, keep the layer and head axes.",
     )
-    with _helper_refused():
+    scope = getattr(fn, "__globals__", None)
+    with refused(induction, ("prefix_matching_score",), reason, scope=scope):
         return ck.run(
             "check_induction_scores",
             fn,
@@ -232,11 +230,16 @@ _WRONG_PREDICTION = ck.Mistake(
 
 
 def check_fixed_repeat_prediction(fn, config):
-    """Ask ``fn()`` (True or False) whether a previous-token head forms, then train.
+    """Check a prediction ``fn() -> bool``: does layer 1 grow a previous-token head?
 
-    The run is exercise 11.3's: ``config`` with every repeat of length 16, 400
-    steps. The answer is computed here, from the trained model, and shown only
-    after the prediction is in.
+    The checker trains exercise 11.3's run (``config`` with every repeat of
+    length 16, 400 steps) and compares the prediction with what the model grew;
+    the scores are shown only after the prediction is in.
+
+    Steps: list what each head can read (token and position embeddings, and in
+    layer 2 what layer 1 wrote), then ask, for each way of finding the token to
+    copy, whether it still works when every repeat has the same length, and
+    whether it needs a previous-token head.
     """
     name = "check_fixed_repeat_prediction"
     ck.require_function(name, fn)

@@ -4,6 +4,7 @@ Each ``check_*`` runs the learner's function on seeded cases, compares it with
 ``helpers.attention_np`` and names the likely mistake; see ``helpers.checks``.
 """
 
+import dataclasses
 import math
 from functools import partial
 
@@ -12,6 +13,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
+from helpers.checks._refuse import refusing
 
 __all__ = ["check_split_heads", "check_multi_head_attention"]
 
@@ -32,7 +34,7 @@ _SPLIT_NO_TRANSPOSE = ck.Mistake(
 )
 _SPLIT_INTERLEAVED = ck.Mistake(
     symptom="your heads are interleaved: head h got features h, h + num_heads, "
-    "h + 2 * num_heads, ...",
+    "h + 2 * num_heads, ... of each token",
     why="each head takes a contiguous block of d_k = d_model / num_heads features",
     fix="reshape to (batch, n, num_heads, d_k), not (batch, n, d_k, num_heads)",
     line=r"reshape",
@@ -63,8 +65,19 @@ def _split_cases(rng):
 def check_split_heads(fn, *, seed=0):
     """Check ``fn(x, num_heads)``: (batch, n, d_model) -> (batch, H, n, d_k).
 
-    Cases: three or more distinct sizes, one sequence, and a single head.
+    Steps: try it on x = np.arange(24).reshape(1, 2, 12) with 3 heads and print
+    result[0, h] for each head h: head h must hold columns h*d_k:(h+1)*d_k of
+    every token, token 0 in row 0.
+
+    Cases: three or more distinct sizes, one sequence, and a single head. While
+    ``fn`` runs, ``anp.split_heads`` refuses to be called.
     """
+    reason = (
+        "exercise 7.2 builds the split from a reshape and a transpose; calling "
+        "the lesson's helper would pass without writing it"
+    )
+    reference = anp.split_heads
+    fn = refusing(fn, anp, ("split_heads",), reason)
 
     def no_transpose(x, num_heads):
         batch, n, d_model = x.shape
@@ -80,7 +93,7 @@ def check_split_heads(fn, *, seed=0):
         "check_split_heads",
         fn,
         _split_cases(np.random.default_rng(seed)),
-        anp.split_heads,
+        reference,
         (
             ck.Out(
                 "result",
@@ -159,8 +172,20 @@ _MHA_KV_IGNORED = ck.Mistake(
     why="in cross-attention the queries come from X and the keys and values from "
     "the other sequence, kv",
     fix="K = kv @ W_K and V = kv @ W_V, while Q = X @ W_Q. Use X only when kv is None",
-    line=r"W_K|W_V",
+    line=r"=\s*X\s*(#.*)?$|\bX\s*@\s*W_[KV]|\bX\b.*W_[KV]",
 )
+_MHA_V_FROM_X = ck.Mistake(
+    symptom="kv was given (cross-attention): your keys come from kv but your "
+    "values from X",
+    why="the values are read from the same sequence as the keys: each weight "
+    "a_ij picks value j of the sequence that key j belongs to, kv",
+    fix="V = kv @ W_V (X only when kv is None)",
+    line=r"\bX\s*@\s*W_V|\bX\b.*W_V",
+)
+_MHA_MASK_FLIPPED = dataclasses.replace(
+    mk.MASK_FLIPPED, line=r"np\.where\(.*mask|~\s*mask|mask\s*==|not\s+mask|\[.*mask"
+)
+_REFUSED = ("multi_head_attention", "scaled_dot_product_attention", "merge_heads")
 
 
 def _mha_variant(
@@ -178,6 +203,7 @@ def _mha_variant(
     merge_transpose=True,
     mask_mode="before",
     use_kv=True,
+    v_from_kv=True,
     use_W_O=True,
     transpose_W=False,
     average_heads=False,
@@ -194,7 +220,8 @@ def _mha_variant(
             return anp.split_heads(x, num_heads)
         return x.reshape(batch, num_heads, x.shape[1], d_k)
 
-    Q, K, V = split(X @ W_Q), split(source @ W_K), split(source @ W_V)
+    values = source if v_from_kv else X
+    Q, K, V = split(X @ W_Q), split(source @ W_K), split(values @ W_V)
     divisor = {
         "sqrt_d_k": math.sqrt(d_k),
         "sqrt_d_model": math.sqrt(d_model),
@@ -257,10 +284,23 @@ def _mha_cases(rng):
 def check_multi_head_attention(fn, *, seed=0):
     """Check ``fn(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None)``.
 
+    Steps: on a small case with kv given (n = 3, m = 5, d_model = 8, 2 heads),
+    print the shape of Q, K, V, the scores, the weights, the heads and the merged
+    output beside the shapes the exercise lists; then compare one head with a
+    single-head attention on that head's d_k columns of W_Q, W_K and W_V.
+
     It must return (output (batch, n, d_model), weights (batch, num_heads, n, m)).
     Cases: self-attention, a causal mask, cross-attention (kv) with and without
-    a padding mask, and a single head.
+    a padding mask, and a single head. While ``fn`` runs, anp's
+    multi_head_attention, scaled_dot_product_attention and merge_heads refuse to
+    be called.
     """
+    reason = (
+        "exercise 7.3 builds the whole layer; you may use anp.softmax and your "
+        "my_split_heads, and merge the heads yourself"
+    )
+    reference = anp.multi_head_attention
+    fn = refusing(fn, anp, _REFUSED, reason)
 
     def v(**mistake):
         return partial(_mha_variant, **mistake)
@@ -276,10 +316,11 @@ def check_multi_head_attention(fn, *, seed=0):
         (_MHA_NO_W_O, v(use_W_O=False)),
         (_MHA_W_TRANSPOSED, v(transpose_W=True)),
         (mk.MASK_AFTER, v(mask_mode="after")),
-        (mk.MASK_FLIPPED, v(mask_mode="flipped")),
+        (_MHA_MASK_FLIPPED, v(mask_mode="flipped")),
         (mk.MASK_ADDED, v(mask_mode="added")),
         (_MHA_AVERAGED, v(average_heads=True)),
         (_MHA_KV_IGNORED, v(use_kv=False)),
+        (_MHA_V_FROM_X, v(v_from_kv=False)),
     ]
     outputs = (
         ck.Out("output", "(batch, n, d_model)", "The merged heads go through W_O."),
@@ -289,19 +330,44 @@ def check_multi_head_attention(fn, *, seed=0):
             "Return every head's weights, one row per query, one column per key.",
         ),
     )
-    return ck.run(
-        "check_multi_head_attention",
-        fn,
-        _mha_cases(np.random.default_rng(seed)),
-        anp.multi_head_attention,
-        outputs,
-        variants,
-        mk.diagnose_weights,
-        signature="multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, "
-        "mask=None, kv=None)",
-        hint="Q = X @ W_Q is (batch, n, d_model); split it into "
-        "(batch, num_heads, n, d_k) by reshaping to (batch, n, num_heads, d_k) and "
-        "swapping axes 1 and 2. K and V come from kv (X when kv is None), so they "
-        "have m rows. Per head, scores = Q @ np.swapaxes(K, -1, -2) is "
-        "(batch, num_heads, n, m)",
-    )
+    try:
+        return ck.run(
+            "check_multi_head_attention",
+            fn,
+            _mha_cases(np.random.default_rng(seed)),
+            reference,
+            outputs,
+            variants,
+            mk.diagnose_weights,
+            signature="multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, "
+            "mask=None, kv=None)",
+            hint="Q = X @ W_Q is (batch, n, d_model); split it into "
+            "(batch, num_heads, n, d_k) by reshaping to (batch, n, num_heads, d_k) "
+            "and swapping axes 1 and 2. K and V come from kv (X when kv is None), "
+            "so they have m rows. Per head, scores = Q @ np.swapaxes(K, -1, -2) is "
+            "(batch, num_heads, n, m)",
+        )
+    except ck.CheckFailed as failure:
+        if isinstance(failure.__cause__, ValueError) and _values_from_x(fn, seed):
+            raise ck.CheckFailed(
+                failure.checker,
+                _MHA_V_FROM_X,
+                failure.case,
+                ck.look_at(fn, _MHA_V_FROM_X),
+            ) from None
+        raise
+
+
+def _values_from_x(fn, seed):
+    """Whether ``fn``, which crashed when m != n, takes V from X (a probe, m = n)."""
+    rng = np.random.default_rng(seed + 1)
+    X, kv = rng.normal(size=(2, 4, 8)), rng.normal(size=(2, 4, 8))
+    W = [rng.normal(size=(8, 8)) / math.sqrt(8) for _ in range(4)]
+    try:
+        with np.errstate(all="ignore"):
+            got = fn(X.copy(), *[w.copy() for w in W], 2, kv=kv.copy())
+        got = ck.as_tuple(got, 2)
+    except Exception:  # it crashes here too: some other mistake
+        return False
+    wrong = _mha_variant(X, *W, 2, kv=kv, v_from_kv=False)
+    return all(ck.same(g, w) for g, w in zip(got, wrong, strict=True))

@@ -11,6 +11,7 @@ import numpy as np
 from helpers import induction
 from helpers.checks import _engine as ck
 from helpers.checks._engine import CheckFailed
+from helpers.checks._refuse import refusing
 
 
 def _causal_weights(rng, batch, num_heads, n):
@@ -45,6 +46,12 @@ def _call(fn, args, name):
             "line with your code",
         ) from None
     except Exception as error:  # the learner's code raised: report it, do not crash
+        if isinstance(getattr(error, "mistake", None), ck.Mistake):  # refused
+            raise CheckFailed(
+                "check_" + name.removeprefix("my_"),
+                error.mistake,
+                where=ck.raised_at(error) or ck.defined_at(fn),
+            ) from None
         raise CheckFailed(
             name,
             f"raised {type(error).__name__}: {error}. Run it on a small example "
@@ -70,6 +77,12 @@ def _call(fn, args, name):
 
 def _compare(got, expected, variants, name):
     """None if ``got`` is right, else the diagnosis of the closest mistake."""
+    if got.ndim == 2 and got.shape[1:] == expected.shape:
+        return (
+            f"{name} returned shape {got.shape}; expected {expected.shape}, one score "
+            f"per head. You kept an axis of size {got.shape[0]} (the batch): "
+            "average over it too, as over the positions."
+        )
     if got.shape != expected.shape:
         return (
             f"{name} returned shape {got.shape}; expected {expected.shape}, one score "
@@ -213,8 +226,19 @@ def _previous_variants(weights):
 
 
 def check_previous_token_score(fn, *, seed=0):
-    """Check a learner's previous_token_score(weights) -> (num_heads,)."""
+    """Check a learner's previous_token_score(weights) -> (num_heads,).
+
+    Steps: build weights of batch 1, one head, n = 4 by hand (np.eye(4, k=-1)
+    with row 0 set to [1, 0, 0, 0] is a head that always looks one back), print
+    the entries your function averages and the mean: it should be 1.0. While
+    ``fn`` runs, ``induction.previous_token_score`` refuses to be called.
+    """
     rng = np.random.default_rng(seed)
+    reason = (
+        "exercise 11.1 asks you to read the entries a[i, i - 1] from the weights "
+        "yourself; the lesson's helper would pass without writing it"
+    )
+    fn = refusing(fn, induction, ("previous_token_score",), reason)
     for weights, _ in _cases(rng):
         expected = induction.previous_token_score(weights)
         got = _call(fn, (weights.copy(),), "my_previous_token_score")
@@ -228,7 +252,10 @@ def check_previous_token_score(fn, *, seed=0):
                 f"weights {weights.shape}",
                 ck.look_at(fn, problem),
             )
-    print("✓ my_previous_token_score matches helpers.induction on 3 random cases")
+    print(
+        "✓ check_previous_token_score: 3 cases passed; your previous-token score "
+        "per head is right"
+    )
     return True
 
 

@@ -9,7 +9,6 @@ the lower-right diagonal skipped. Each known mistake is a ``ck.Mistake``; the
 references here are written independently of ``helpers.attention_np``.
 """
 
-import contextlib
 import math
 from functools import partial
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks._refuse import refused, within_memory
 
 __all__ = ["check_score_bytes", "check_merge_states", "check_causal_tiled_attention"]
 
@@ -32,23 +32,45 @@ _BYTES_ENTRIES = ck.Mistake(
     why="each entry takes as many bytes as one number of the dtype: 2 for float16, "
     "4 for float32, 8 for float64",
     fix="n * m * np.dtype(dtype).itemsize",
+    line=r"return|\bn\s*\*\s*m\b",
 )
 _BYTES_BITS = ck.Mistake(
     symptom="your count for ({n}, {m}) {dtype} is 8 times too large: bits, not bytes",
     why="itemsize is already in bytes; multiplying by 8 gives bits",
     fix="n * m * np.dtype(dtype).itemsize, with no factor 8",
+    line=r"\b8\b|bits",
 )
 _BYTES_FIXED = ck.Mistake(
     symptom="your count for ({n}, {m}) {dtype} uses the size of another dtype "
     "(8 bytes, float64's, whatever `dtype` is)",
     why="the size of one number depends on the dtype passed in",
     fix="np.dtype(dtype).itemsize",
+    line=r"\b8\b|return",
+)
+_BYTES_FOUR = ck.Mistake(
+    symptom="your count for ({n}, {m}) {dtype} takes 4 bytes per number, "
+    "whatever `dtype` is",
+    why="4 bytes is float32's size; float16 takes 2 and float64 8, and the dtype "
+    "is an argument so that one function answers for all of them",
+    fix="n * m * np.dtype(dtype).itemsize",
+    line=r"\b4\b|return",
+)
+_BYTES_ALLOCATED = ck.Mistake(
+    symptom="your function allocated {peak_mib} MiB to count the bytes of a "
+    "(4096, 4096) float32 matrix: it built the matrix to measure it",
+    why="the point of counting is to know the size before allocating: at long "
+    "contexts the matrix does not fit in memory at all",
+    fix="n * m * np.dtype(dtype).itemsize",
+    line=r"np\.(zeros|empty|ones|full)|nbytes",
 )
 _BYTES_SQUARE = ck.Mistake(
     symptom="your count for ({n}, {m}) {dtype} uses n twice: here n != m",
     why="the score matrix has one row per query (n) and one column per key (m)",
     fix="n * m * np.dtype(dtype).itemsize",
+    line=r"n\s*\*\s*n|n\s*\*\*\s*2",
 )
+
+_PREDICTION_N = 49152  # 3 * 2^14: the prediction is float16 at n = m = 49152
 
 
 def _bytes_cases(rng):
@@ -61,11 +83,18 @@ def _bytes_cases(rng):
                 ("n", "m", "dtype"), n, m, dtype, sizes={"n": n, "m": m}, facts=facts
             )
         )
+    facts = {"dtype": "float32"}
+    sizes = {"n": 4096, "m": 4096}
+    cases.append(
+        ck.make_case(
+            ("n", "m", "dtype"), 4096, 4096, np.float32, sizes=sizes, facts=facts
+        )
+    )
     return cases
 
 
 def _prediction_problem(predicted, gib):
-    """A Mistake for a predicted size (GiB) of the 32768 x 32768 float32 scores."""
+    """A Mistake for a predicted size (GiB) of the 49152 x 49152 float16 scores."""
     if not isinstance(predicted, (int, float, np.integer, np.floating)) or isinstance(
         predicted, (bool, np.bool_)
     ):
@@ -80,7 +109,8 @@ def _prediction_problem(predicted, gib):
         (gib * GIB / 1e9, "gigabytes (10^9 bytes), not GiB (2^30 bytes)"),
         (gib / 4, "entries (in units of 2^30), not bytes"),
         (gib * 8, "bits, not bytes"),
-        (gib * 2, "float64's 8 bytes per number, not float32's 4"),
+        (gib * 2, "float32's 4 bytes per number, not float16's 2"),
+        (gib * 4, "float64's 8 bytes per number, not float16's 2"),
     ]
     for value, what in readings:
         if abs(predicted - value) <= 0.02 * value:
@@ -88,36 +118,43 @@ def _prediction_problem(predicted, gib):
                 symptom=f"your prediction {predicted:g} counts {what}",
                 why="one (n, m) matrix takes n * m * itemsize bytes, and a GiB is "
                 "2^30 bytes",
-                fix="32768 * 32768 = 2^30 entries, times 4 bytes for float32",
+                fix="49152 = 3 * 2^14, so 49152^2 = 9 * 2^28 entries, times 2 bytes "
+                "for float16, divided by 2^30: 4.5",
             )
     return ck.Mistake(
         symptom=f"your prediction {predicted:g} GiB does not match what your own "
-        "score_bytes(32768, 32768, np.float32) returns, in GiB",
-        why="32768 = 2^15, so n * m is a power of two: the count in GiB is a small "
-        "whole number you can work out by hand",
-        fix="(2^15)^2 entries = 2^30 entries, times 4 bytes, divided by 2^30 bytes "
-        "per GiB",
+        "score_bytes(49152, 49152, np.float16) returns, in GiB",
+        why="49152 is 3 times a power of two, so n * m is 9 times one: the count in "
+        "GiB is a number you can work out by hand",
+        fix="49152 = 3 * 2^14, so 49152^2 = 9 * 2^28 entries, times 2 bytes for "
+        "float16, divided by 2^30 bytes per GiB: 4.5",
     )
 
 
 def check_score_bytes(score_bytes, my_prediction, *, seed=0):
     """Check ``score_bytes(n, m, dtype)`` on fresh sizes, then ``my_prediction()``.
 
-    ``my_prediction()`` returns the predicted GiB of one float32 score matrix at
-    n = m = 32768; it is compared with the value the checker computes, and the
-    value is printed only once both are right.
+    Steps: print score_bytes(3, 5, d) for d = np.float16, np.float32 and
+    np.float64 beside np.empty((3, 5), d).nbytes, which allocates the small
+    matrix it measures (fine at this size, not at 49152).
+
+    ``my_prediction()`` returns the predicted GiB of one float16 score matrix at
+    n = m = 49152; it is compared with the value the checker computes, and the
+    value is printed only once both are right. A (4096, 4096) case is watched:
+    allocating the matrix to measure it (64 MiB) is refused.
     """
     variants = [
         (_BYTES_ENTRIES, lambda n, m, dtype: n * m),
         (_BYTES_BITS, lambda n, m, dtype: 8 * n * m * np.dtype(dtype).itemsize),
         (_BYTES_FIXED, lambda n, m, dtype: 8 * n * m),
         (_BYTES_SQUARE, lambda n, m, dtype: n * n * np.dtype(dtype).itemsize),
+        (_BYTES_FOUR, lambda n, m, dtype: 4 * n * m),
     ]
     ck.run(
         "check_score_bytes",
-        score_bytes,
+        within_memory(score_bytes, 2**20, _BYTES_ALLOCATED),
         _bytes_cases(np.random.default_rng(seed)),
-        lambda n, m, dtype: np.empty((n, m), dtype=dtype).nbytes,
+        lambda n, m, dtype: n * m * np.dtype(dtype).itemsize,
         (ck.Out("bytes", "()", "Return one whole number of bytes."),),
         variants,
         signature="score_bytes(n, m, dtype)",
@@ -126,18 +163,19 @@ def check_score_bytes(score_bytes, my_prediction, *, seed=0):
     ck.require_function("check_score_bytes", my_prediction)
     case = ck.make_case((), note="my_prediction()")
     predicted = ck.call("check_score_bytes", my_prediction, case, "my_prediction()", "")
-    gib = np.empty((1, 1), dtype=np.float32).nbytes * 32768 * 32768 / GIB
+    size = _PREDICTION_N
+    gib = np.dtype(np.float16).itemsize * size * size / GIB
     problem = _prediction_problem(predicted, gib)
     if problem is not None:
         raise ck.CheckFailed(
             "check_score_bytes",
             problem,
-            "n = m = 32768, float32",
-            ck.defined_at(my_prediction),
+            f"n = m = {size}, float16",
+            ck.look_at(my_prediction, ck.Mistake("", line=r"return")),
         )
     print(
-        f"✓ check_score_bytes: 4 cases passed; one float32 score matrix at "
-        f"n = m = 32768 takes {gib:g} GiB, as you predicted"
+        f"✓ check_score_bytes: 5 cases passed; one float16 score matrix at "
+        f"n = m = {size} takes {gib:g} GiB, as you predicted"
     )
     return True
 
@@ -153,6 +191,7 @@ _MERGE_NO_RESCALE = ck.Mistake(
     "own max; they can only be added once both are relative to the same max",
     fix="m = max(m_a, m_b); multiply part a's l and acc by e^(m_a - m) and part "
     "b's by e^(m_b - m), then add",
+    line=r"l_a\s*\+\s*l_b|acc_a\s*\+\s*acc_b|\+",
 )
 _MERGE_ONE_SIDE = ck.Mistake(
     symptom="you rescaled only one of the two parts: rows whose larger max is in "
@@ -160,6 +199,7 @@ _MERGE_ONE_SIDE = ck.Mistake(
     why="either part may hold a row's larger max; both are brought to the new max",
     fix="multiply each part by e^(its max - the new max); the factor is 1 for the "
     "part that holds the max",
+    line=r"l_a\s*\+|\+\s*l_b|\+",
 )
 _MERGE_SIGN = ck.Mistake(
     symptom="your rescaling factors are larger than 1: e^(m_new - m_part) instead "
@@ -167,6 +207,7 @@ _MERGE_SIGN = ck.Mistake(
     why="moving a sum from its own max to a larger one shrinks it: every term "
     "e^(s - m_part) becomes e^(s - m_new), i.e. times e^(m_part - m_new) <= 1",
     fix="factor = np.exp(m_part - m_new)",
+    line=r"exp",
 )
 _MERGE_NORMALISED = ck.Mistake(
     symptom="your acc is divided by l: you returned the normalised output instead "
@@ -174,12 +215,14 @@ _MERGE_NORMALISED = ck.Mistake(
     why="a merged state must stay mergeable: the division by l happens once, after "
     "the last merge",
     fix="keep acc = c_a * acc_a + c_b * acc_b, unnormalised",
+    line=r"/",
 )
 _MERGE_NAN = ck.Mistake(
     symptom="NaN in the rows where neither part saw a key (m_a = m_b = -inf)",
     why="the new max is -inf there, and -inf - (-inf) is NaN",
     fix="shift by 0 where the new max is -inf, as section 4's masked loop does: "
     "np.where(np.isfinite(m_new), m_new, 0.0)",
+    line=r"exp",
 )
 
 
@@ -205,6 +248,8 @@ def _merge_variant(m_a, l_a, acc_a, m_b, l_b, acc_b, *, mistake=None):
     acc = c_a * acc_a + c_b * acc_b  # (..., n, d_v)
     if mistake == "normalised":
         acc = acc / np.where(l == 0, 1.0, l)
+    if mistake == "divided":  # plain division: 0 / 0 = NaN where no key was seen
+        acc = acc / l
     return m, l, acc
 
 
@@ -241,6 +286,11 @@ def _merge_cases(rng):
 def check_merge_states(fn, *, seed=0):
     """Check ``fn(m_a, l_a, acc_a, m_b, l_b, acc_b) -> (m, l, acc)``.
 
+    Steps: split one row of scores in two, run section 4's loop on each half and
+    on the whole row, and print your merge of the halves' states beside the whole
+    row's state; try a row whose larger max is in the second half, and a half of
+    only -inf.
+
     Each part is the online-softmax state of one set of keys: m and l (..., n, 1),
     acc (..., n, d_v) unnormalised. The merge must equal the state over both sets
     at once; some rows saw no key in one part, or in both.
@@ -258,6 +308,7 @@ def check_merge_states(fn, *, seed=0):
         (_MERGE_ONE_SIDE, partial(_merge_variant, mistake="one_side")),
         (_MERGE_SIGN, partial(_merge_variant, mistake="sign")),
         (_MERGE_NORMALISED, partial(_merge_variant, mistake="normalised")),
+        (_MERGE_NORMALISED, partial(_merge_variant, mistake="divided")),
     ]
     outputs = (
         ck.Out("m", "(..., n, 1)"),
@@ -285,6 +336,7 @@ _TILE_FIRST_QUERY = ck.Mistake(
     why="a key tile is empty only when even the tile's last query, which sees the "
     "most keys, cannot reach its first key",
     fix="skip when k0 > (q1 - 1) + (m - n), q1 - 1 being the tile's last query",
+    line=r"\bif\b.*k0|break|continue",
 )
 _TILE_LATE = ck.Mistake(
     symptom="your output is right but tiles_computed is too high: you computed "
@@ -292,6 +344,15 @@ _TILE_LATE = ck.Mistake(
     why="the first key tile that starts beyond the last query's reach is already "
     "entirely blocked",
     fix="stop as soon as k0 > (q1 - 1) + (m - n)",
+    line=r"\bif\b.*k0|break|continue",
+)
+_TILE_SKIP_EQUAL = ck.Mistake(
+    symptom="you skipped key tiles whose first key the tile's last query can still "
+    "see: a key tile that starts exactly at the last query's reach is needed",
+    why="query i sees key j when j <= i + (m - n), so a key tile is empty only "
+    "when its first key lies strictly beyond the reach of the tile's last query",
+    fix="skip when k0 > (q1 - 1) + (m - n), not when k0 >= ...",
+    line=r">=|\bif\b.*k0",
 )
 _TILE_NO_SKIP = ck.Mistake(
     symptom="your output is right but tiles_computed counts every tile: nothing "
@@ -300,12 +361,14 @@ _TILE_NO_SKIP = ck.Mistake(
     "allowed pair; computing them is the wasted work this exercise removes",
     fix="before computing a key tile, test whether its first key k0 is beyond the "
     "reach (q1 - 1) + (m - n) of the query tile's last query",
+    line=r"\+=\s*1|for .*k0",
 )
 _TILE_DIAGONAL = ck.Mistake(
     symptom="you skipped the diagonal tiles too, the ones that are only partly blocked",
     why="a tile must be computed when at least one (query, key) pair in it is "
     "allowed; the mask inside it blocks the rest",
     fix="skip only when every pair is blocked: k0 > (q1 - 1) + (m - n)",
+    line=r"\bif\b.*k0|\bif\b.*k1|break|continue",
 )
 _TILE_NO_MASK = ck.Mistake(
     symptom="inside the tiles you compute, the blocked pairs are not masked: the "
@@ -314,6 +377,7 @@ _TILE_NO_MASK = ck.Mistake(
     "tile holds allowed and blocked pairs, and the blocked ones need -inf",
     fix="in each computed tile, set the score of query i and key j to -inf where "
     "j > i + (m - n), with i and j the global positions",
+    line=r"@\s*K|\.T\b",
 )
 _TILE_UPPER_LEFT = ck.Mistake(
     symptom="your mask and skip are aligned upper-left (query i sees keys j <= i); "
@@ -321,6 +385,7 @@ _TILE_UPPER_LEFT = ck.Mistake(
     why="the course's causal mask is aligned lower-right: the last query sees the "
     "last key, so query i sees keys j <= i + (m - n)",
     fix="use the offset m - n in both the skip test and the tile's mask",
+    line=r"<=|\bif\b.*k0",
 )
 _TILE_NO_RESCALE = ck.Mistake(
     symptom="rows whose running max grows in a later key tile are wrong: the "
@@ -329,6 +394,27 @@ _TILE_NO_RESCALE = ck.Mistake(
     "multiplied by e^(old max - new max) before the new tile is added",
     fix="correction = exp(running_max - shift); l = correction * l + P.sum(...); "
     "acc = correction * acc + P @ V_tile",
+    line=r"\+=\s*P|=\s*\w+\s*\+\s*P\b|\b\w*(z|sum|acc)\w*\s*\+=|\bl\s*\+=",
+)
+_TILE_HALF_RESCALE = ck.Mistake(
+    symptom="rows whose running max grows in a later key tile are wrong: you "
+    "rescaled one of the running sum and the accumulator, not both",
+    why="l and acc are both sums of e^(s - old max); when the max grows, both "
+    "must be multiplied by e^(old max - new max), or the output's numerator and "
+    "denominator no longer match",
+    fix="l = correction * l + P.sum(...) and acc = correction * acc + P @ V_tile",
+    line=r"\+=\s*P|=\s*\w+\s*\+\s*P\b|\b\w*(z|sum|acc)\w*\s*\+=|\bl\s*\+=",
+)
+_TILE_WHOLE_MATRIX = ck.Mistake(
+    symptom="on n = m = 2048 (tiles of 128) your function allocated {peak_mib} MiB "
+    "at once: a whole (n, m) score or mask matrix, 32 MiB, where one tile's "
+    "scores take 128 KiB",
+    why="the point of tiling is that memory grows with the tile, not with n * m; "
+    "a whole (n, m) matrix, even one used only to count or mask, is what tiles "
+    "remove",
+    fix="build each tile's scores as Q[q0:q1] @ K[k0:k1].T and its mask from "
+    "np.arange(q0, q1)[:, None] and np.arange(k0, k1)[None, :]",
+    line=r"Q\s*@\s*K|np\.(tril|triu|ones|zeros|full)\(|arange\(\s*[nm]\s*\)",
 )
 _TILE_NAN = ck.Mistake(
     symptom="NaN in rows that have seen no key yet (or none at all: here n > m, so "
@@ -336,6 +422,7 @@ _TILE_NAN = ck.Mistake(
     why="a row whose running max is still -inf gives -inf - (-inf) = NaN, and a "
     "row that saw nothing ends with l = 0",
     fix="shift by 0 where the max is -inf, and divide by 1 where l == 0 (section 4)",
+    line=r"exp|/",
 )
 
 
@@ -358,6 +445,8 @@ def _tiled(Q, K, V, block_q, block_k, **mistake):
             late = block_k if mistake.get("late") else 0
             if not mistake.get("no_skip") and k0 > reach + late:
                 continue
+            if mistake.get("skip_equal") and k0 >= reach:
+                continue
             if mistake.get("diagonal") and k1 - 1 > q0 + offset:
                 continue
             computed += 1
@@ -368,8 +457,10 @@ def _tiled(Q, K, V, block_q, block_k, **mistake):
             shift = new if mistake.get("nan") else np.where(np.isfinite(new), new, 0)
             P = np.exp(S - shift)
             c = 1.0 if mistake.get("no_rescale") else np.exp(mx - shift)
-            z = c * z + P.sum(axis=1, keepdims=True)
-            acc = c * acc + P @ V[k0:k1]
+            z = (1.0 if mistake.get("acc_only") else c) * z + P.sum(
+                axis=1, keepdims=True
+            )
+            acc = (1.0 if mistake.get("l_only") else c) * acc + P @ V[k0:k1]
             mx = new
         out[q0:q1] = acc / (z if mistake.get("nan") else np.where(z == 0, 1.0, z))
     return out, computed
@@ -398,6 +489,7 @@ def _tile_cases(rng):
         (9, 4, 3, 2, 1.0, "n > m: the first queries see nothing"),
         (16, 16, 4, 4, 20.0, "large scores"),
         (7, 20, 7, 6, 20.0, "one query tile, large scores"),
+        (2048, 2048, 128, 128, 1.0, "long: memory watched"),
     ]:
         Q = rng.normal(scale=math.sqrt(size), size=(n, 6))  # (n, d_k)
         K = rng.normal(scale=math.sqrt(size), size=(m, 6))  # (m, d_k)
@@ -418,38 +510,23 @@ def _tile_cases(rng):
     return cases
 
 
-class _HelperRefused(RuntimeError):
-    pass
-
-
-@contextlib.contextmanager
-def _refused(module, names, reason):
-    """Inside the block, ``module.<name>`` raises a teaching error for each name."""
-    saved = {name: getattr(module, name) for name in names}
-
-    def refuse(name):
-        def stub(*args, **kwargs):
-            raise _HelperRefused(f"you called {module.__name__}.{name}: {reason}")
-
-        return stub
-
-    try:
-        for name in names:
-            setattr(module, name, refuse(name))
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(module, name, value)
+_MEMORY_LIMIT = 4 * 2**20  # bytes: a tile of 128 x 128 float64 is 128 KiB
 
 
 def check_causal_tiled_attention(fn, *, seed=0):
     """Check ``fn(Q, K, V, block_q, block_k) -> (output, tiles_computed)``.
 
+    Steps: on n = 9, m = 4 with tiles of 3 x 2, print for each (query tile, key
+    tile) whether you computed it, beside the grid of allowed pairs drawn by
+    hand; then compare the output with the matrix form (one head, lower-right
+    causal mask).
+
     One head, lower-right causal mask; queries cut into tiles of ``block_q``,
     keys into tiles of ``block_k``; ``tiles_computed`` counts the (query tile,
     key tile) pairs whose scores were computed, which must be exactly those that
     hold at least one allowed pair. While it runs, the helpers that would answer
-    it (or build the whole (n, m) mask) refuse to be called.
+    it (or build the whole (n, m) mask) refuse to be called, and on a long case
+    (n = m = 2048) an allocation of more than 4 MiB is refused.
     """
     v = partial(partial, _tiled)
     variants = [
@@ -461,6 +538,9 @@ def check_causal_tiled_attention(fn, *, seed=0):
         (_TILE_DIAGONAL, v(diagonal=True)),
         (_TILE_NO_MASK, v(no_mask=True)),
         (_TILE_NO_RESCALE, v(no_rescale=True)),
+        (_TILE_HALF_RESCALE, v(acc_only=True)),
+        (_TILE_HALF_RESCALE, v(l_only=True)),
+        (_TILE_SKIP_EQUAL, v(skip_equal=True)),
     ]
     outputs = (
         ck.Out("output", "(n, d_v)", "One row per query, d_v = V.shape[1] columns."),
@@ -472,10 +552,10 @@ def check_causal_tiled_attention(fn, *, seed=0):
         "of its queries and keys"
     )
     names = ("causal_mask", "scaled_dot_product_attention", "online_attention")
-    with _refused(anp, names, reason):
+    with refused(anp, names, reason, scope=getattr(fn, "__globals__", None)):
         return ck.run(
             "check_causal_tiled_attention",
-            fn,
+            within_memory(fn, _MEMORY_LIMIT, _TILE_WHOLE_MATRIX),
             _tile_cases(np.random.default_rng(seed)),
             _causal_reference,
             outputs,

@@ -238,3 +238,32 @@ def test_prediction_hints_come_in_steps(no_training, capsys):
         "you predicted that layer 1 would grow",
         capsys,
     )
+
+
+@pytest.mark.parametrize(
+    ("fn", "line"),
+    [
+        (scores_duplicate, "np.arange(p, 2 * p) - p]"),
+        (scores_previous, "np.arange(p, 2 * p) - 1]"),
+        (scores_swapped, "np.arange(p, 2 * p) - p + 1, np.arange(p, 2 * p)]"),
+        (scores_by_helper, "induction.prefix_matching_score(weights[:, layer]"),
+    ],
+)
+def test_look_at_quotes_the_learners_line(fn, line):
+    with pytest.raises(CheckFailed) as info:
+        check_induction_scores(fn)
+    assert line in info.value.where
+    assert "RuntimeError" not in str(info.value)
+
+
+def test_the_prediction_hint_reads_as_a_sentence(no_training, capsys):
+    checks.check_fixed_repeat_prediction(predict_false, {"seed": 0})
+    capsys.readouterr()
+    checks.hint("fixed_repeat_prediction")
+    checks._hints.reset()
+    with pytest.raises(CheckFailed):
+        checks.check_fixed_repeat_prediction(predict_text, {"seed": 0})
+    checks.hint("fixed_repeat_prediction")
+    out = capsys.readouterr().out
+    assert "checks Ask" not in out
+    assert "checks a prediction fn() -> bool" in out

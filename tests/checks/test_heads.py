@@ -8,9 +8,10 @@ out whole.
 import math
 
 import numpy as np
+import pytest
 
 from helpers import attention_np as anp
-from helpers.checks import check_multi_head_attention, check_split_heads
+from helpers.checks import CheckFailed, check_multi_head_attention, check_split_heads
 from tests.checks.catalogue import (
     right,
     simple_sdpa,
@@ -136,14 +137,16 @@ def mha_with(**bug):
 def mha_mask_added(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
     """Adds the boolean mask to the scores, through anp's attention per head."""
     kv = X if kv is None else kv
-    Q = anp.split_heads(X @ W_Q, num_heads)
-    K = anp.split_heads(kv @ W_K, num_heads)
-    V = anp.split_heads(kv @ W_V, num_heads)
+    Q = simple_split(X @ W_Q, num_heads)
+    K = simple_split(kv @ W_K, num_heads)
+    V = simple_split(kv @ W_V, num_heads)
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
     if mask is not None:
         scores = scores + mask
     weights = simple_softmax(scores)
-    return anp.merge_heads(weights @ V) @ W_O, weights
+    heads = weights @ V  # (batch, H, n, d_k)
+    merged = heads.transpose(0, 2, 1, 3).reshape(X.shape)
+    return merged @ W_O, weights
 
 
 def mha_wrong_axis(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
@@ -163,10 +166,82 @@ def mha_wrong_axis(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
     return merged @ W_O, w
 
 
+def stacked_split(x, num_heads):
+    """The heads' column blocks, stacked along a new axis 1."""
+    d_k = x.shape[-1] // num_heads
+    return np.stack([x[..., h * d_k : (h + 1) * d_k] for h in range(num_heads)], 1)
+
+
+def mha_by_hand(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    """The batched form, written out (the course's helpers are refused)."""
+    kv = X if kv is None else kv
+    batch, n, d_model = X.shape
+    Q, K, V = (stacked_split(t, num_heads) for t in (X @ W_Q, kv @ W_K, kv @ W_V))
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_model // num_heads)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = anp.softmax(scores)  # allowed by the exercise
+    merged = np.concatenate(list(np.moveaxis(weights @ V, 1, 0)), axis=-1)
+    return merged @ W_O, weights
+
+
+def split_with_helper(x, num_heads):
+    return anp.split_heads(x, num_heads)
+
+
+def mha_with_helper(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    return anp.multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, mask, kv)
+
+
+def mha_with_merge_helper(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    kv = X if kv is None else kv
+    Q, K, V = (simple_split(t, num_heads) for t in (X @ W_Q, kv @ W_K, kv @ W_V))
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = anp.softmax(scores)
+    return anp.merge_heads(weights @ V) @ W_O, weights
+
+
+def mha_values_from_x(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    source = X if kv is None else kv
+    Q = simple_split(X @ W_Q, num_heads)
+    K = simple_split(source @ W_K, num_heads)
+    V = simple_split(X @ W_V, num_heads)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = anp.softmax(scores)
+    merged = (weights @ V).transpose(0, 2, 1, 3).reshape(X.shape)
+    return merged @ W_O, weights
+
+
+def mha_flipped_mask(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    kv = X if kv is None else kv
+    Q, K, V = (simple_split(t, num_heads) for t in (X @ W_Q, kv @ W_K, kv @ W_V))
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores)
+    weights = anp.softmax(scores)
+    merged = (weights @ V).transpose(0, 2, 1, 3).reshape(X.shape)
+    return merged @ W_O, weights
+
+
+def mha_kv_overwritten(X, W_Q, W_K, W_V, W_O, num_heads, mask=None, kv=None):
+    kv = X
+    Q, K, V = (simple_split(t, num_heads) for t in (X @ W_Q, kv @ W_K, kv @ W_V))
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = anp.softmax(scores)
+    merged = (weights @ V).transpose(0, 2, 1, 3).reshape(X.shape)
+    return merged @ W_O, weights
+
+
 RIGHT = [
-    right(check_split_heads, anp.split_heads, id="split-helper"),
+    right(check_split_heads, stacked_split, id="split-stacked"),
     right(check_split_heads, simple_split, id="split-simple"),
-    right(check_multi_head_attention, anp.multi_head_attention, id="mha-helper"),
+    right(check_multi_head_attention, mha_by_hand, id="mha-by-hand"),
     right(check_multi_head_attention, loop_mha, id="mha-loop"),
 ]
 
@@ -178,6 +253,7 @@ WRONG = [
             (split_interleaved, "heads are interleaved"),
             (split_forgot_transpose_shape, "should be (batch, num_heads, n, d_k)"),
             (split_wrong_axes, "has shape (2, 3, 4, 5) = (batch, num_heads, d_k, n)"),
+            (split_with_helper, "you called anp.split_heads"),
         ],
     ),
     *wrong(
@@ -205,6 +281,9 @@ WRONG = [
             (mha_with(weights="flat"), "(batch, num_heads, n, m)"),
             (mha_with(ignore_kv=True), "kv was given (cross-attention)"),
             (mha_wrong_axis, "columns sum to 1"),  # issue 11.12: its crash, named
+            (mha_with_helper, "you called anp.multi_head_attention"),
+            (mha_with_merge_helper, "you called anp.merge_heads"),
+            (mha_values_from_x, "your keys come from kv but your values from X"),
         ],
     ),
 ]
@@ -212,3 +291,55 @@ WRONG = [
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     topic_tests(RIGHT, WRONG)
 )
+
+
+def test_the_second_message_keeps_the_ellipsis():
+    from helpers import checks
+
+    for _ in range(2):
+        with pytest.raises(CheckFailed) as info:
+            checks.check_split_heads(split_interleaved)
+    assert "h + 2 * num_heads, ... of each token. Why:" in str(info.value)
+
+
+def test_the_ellipsis_survives_a_second_failure_of_any_symptom():
+    ending = ck_mistake("features h, h + 2, ...")
+    err = CheckFailed("check_x", ending)
+    err.show(2)
+    assert err.diagnosis == "features h, h + 2, ... Why: w"
+    plain = CheckFailed("check_x", ck_mistake("a symptom."))
+    plain.show(2)
+    assert plain.diagnosis == "a symptom. Why: w"
+
+
+def ck_mistake(symptom):
+    from helpers.checks import _engine as ck
+
+    return ck.Mistake(symptom=symptom, why="w", fix="f")
+
+
+@pytest.mark.parametrize(
+    ("fn", "line"),
+    [
+        (mha_flipped_mask, "scores = np.where(mask, -np.inf, scores)"),
+        (mha_kv_overwritten, "kv = X"),
+        (mha_values_from_x, "V = simple_split(X @ W_V, num_heads)"),
+        (mha_with_helper, "return anp.multi_head_attention("),
+        (split_with_helper, "return anp.split_heads(x, num_heads)"),
+    ],
+)
+def test_look_at_quotes_the_line_that_holds_the_mistake(fn, line):
+    checker = (
+        check_split_heads if fn is split_with_helper else check_multi_head_attention
+    )
+    with pytest.raises(CheckFailed) as info:
+        checker(fn)
+    assert line in info.value.where
+    assert "Refused" not in str(info.value)
+
+
+def test_the_helpers_are_back_after_a_refusal():
+    with pytest.raises(CheckFailed):
+        check_multi_head_attention(mha_with_helper)
+    assert anp.merge_heads.__module__ == "helpers.attention_np"
+    assert anp.split_heads(np.zeros((1, 2, 4)), 2).shape == (1, 2, 2, 2)

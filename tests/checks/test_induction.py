@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from helpers import induction
+from helpers.checks import CheckFailed
 from helpers.checks.induction import (
     check_prediction,
     check_prefix_matching_score,
@@ -75,6 +76,19 @@ def prev_divided_by_n(weights):
     return below.sum(-1).mean(0) / weights.shape[-1]
 
 
+def prev_by_hand(weights):
+    below = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1)  # (batch, H, n - 1)
+    return below.mean(axis=(0, 2))
+
+
+def prev_by_helper(weights):
+    return induction.previous_token_score(weights)
+
+
+def prev_batch_kept(weights):
+    return np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)
+
+
 # Lesson 11's checkers name the learner's function in their success line.
 RIGHT = [
     right(
@@ -84,8 +98,9 @@ RIGHT = [
     ),
     right(
         check_previous_token_score,
-        induction.previous_token_score,
-        prints="✓ my_previous_token_score matches helpers.induction on 3 random cases",
+        prev_by_hand,
+        prints="✓ check_previous_token_score: 3 cases passed; your previous-token "
+        "score per head is right",
     ),
 ]
 
@@ -105,6 +120,8 @@ WRONG = [
             (prev_diagonal, "the diagonal"),
             (prev_above, "above the diagonal"),
             (prev_divided_by_n, "divided by n"),
+            (prev_by_helper, "you called induction.previous_token_score"),
+            (prev_batch_kept, "You kept an axis of size 1 (the batch)"),
         ],
     ),
 ]
@@ -171,3 +188,12 @@ def test_check_prediction_names_an_unwritten_prediction():
     with pytest.raises(AssertionError, match="not implemented yet"):
         check_prediction(stub)
     assert check_prediction(lambda: np.bool_(True)) is True
+
+
+def test_the_refused_helper_is_shown_at_the_learners_line_and_comes_back():
+    with pytest.raises(CheckFailed) as info:
+        check_previous_token_score(prev_by_helper)
+    assert "return induction.previous_token_score(weights)" in info.value.where
+    assert "RuntimeError" not in str(info.value)
+    weights = np.full((1, 1, 2, 2), 0.5)
+    assert induction.previous_token_score(weights).shape == (1,)

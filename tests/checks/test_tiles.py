@@ -30,7 +30,7 @@ def score_bytes(n, m, dtype):
 
 
 def predict_4():
-    return 4
+    return 4.5  # float16 at n = m = 49152: 9 * 2^28 entries * 2 bytes / 2^30
 
 
 def score_entries(n, m, dtype):
@@ -46,7 +46,15 @@ def score_square(n, m, dtype):
 
 
 def predict_gb():
-    return 4.295
+    return 4.832
+
+
+def score_four(n, m, dtype):
+    return 4 * n * m
+
+
+def score_allocated(n, m, dtype):
+    return np.zeros((n, m), dtype=dtype).nbytes
 
 
 def predict_guess():
@@ -87,6 +95,14 @@ def merge_sign(m_a, l_a, acc_a, m_b, l_b, acc_b):
     shift = np.where(np.isfinite(m), m, 0.0)
     c_a, c_b = np.exp(shift - m_a), np.exp(shift - m_b)
     return m, c_a * l_a + c_b * l_b, c_a * acc_a + c_b * acc_b
+
+
+def merge_divided(m_a, l_a, acc_a, m_b, l_b, acc_b):
+    m = np.maximum(m_a, m_b)
+    shift = np.where(np.isfinite(m), m, 0.0)
+    c_a, c_b = np.exp(m_a - shift), np.exp(m_b - shift)
+    l = c_a * l_a + c_b * l_b
+    return m, l, (c_a * acc_a + c_b * acc_b) / l
 
 
 def merge_output(m_a, l_a, acc_a, m_b, l_b, acc_b):
@@ -219,6 +235,54 @@ def tiled_full_mask(Q, K, V, block_q, block_k):
     return out, 0
 
 
+def tiled_skip_equal(Q, K, V, block_q, block_k):
+    rule = lambda q0, q1, k0, n, m: k0 >= q1 - 1 + m - n  # noqa: E731
+    return causal_tiled(Q, K, V, block_q, block_k, skip_rule=rule)
+
+
+def tiled_acc_only_rescaled(Q, K, V, block_q, block_k):
+    n, d_k = Q.shape
+    m = K.shape[0]
+    out, tiles = np.zeros((n, V.shape[1])), 0
+    for q0 in range(0, n, block_q):
+        q1 = min(q0 + block_q, n)
+        qi = np.arange(q0, q1)[:, None]
+        run_max = np.full((q1 - q0, 1), -np.inf)
+        run_z = np.zeros((q1 - q0, 1))
+        acc = np.zeros((q1 - q0, V.shape[1]))
+        for k0 in range(0, m, block_k):
+            if k0 > q1 - 1 + (m - n):
+                break
+            tiles += 1
+            k1 = min(k0 + block_k, m)
+            S = Q[q0:q1] @ K[k0:k1].T / math.sqrt(d_k)
+            S = np.where(np.arange(k0, k1)[None] <= qi + (m - n), S, -np.inf)
+            new = np.maximum(run_max, S.max(axis=1, keepdims=True))
+            shift = np.where(np.isfinite(new), new, 0.0)
+            P = np.exp(S - shift)
+            run_z += P.sum(axis=1, keepdims=True)
+            acc = np.exp(run_max - shift) * acc + P @ V[k0:k1]
+            run_max = new
+        out[q0:q1] = acc / np.where(run_z == 0, 1.0, run_z)
+    return out, tiles
+
+
+def tiled_whole_matrix(Q, K, V, block_q, block_k):
+    """The matrix form written out, and a computed tile count: no tiles at all."""
+    n, m = Q.shape[0], K.shape[0]
+    allowed = np.arange(m)[None, :] <= np.arange(n)[:, None] + (m - n)
+    S = np.where(allowed, Q @ K.T / math.sqrt(Q.shape[1]), -np.inf)
+    top = S.max(axis=1, keepdims=True)
+    P = np.exp(S - np.where(np.isfinite(top), top, 0.0))
+    z = P.sum(axis=1, keepdims=True)
+    tiles = sum(
+        bool(allowed[q0 : q0 + block_q, k0 : k0 + block_k].any())
+        for q0 in range(0, n, block_q)
+        for k0 in range(0, m, block_k)
+    )
+    return (P @ V) / np.where(z == 0, 1.0, z), tiles
+
+
 def tiled_no_skip(Q, K, V, block_q, block_k):
     return causal_tiled(
         Q, K, V, block_q, block_k, skip_rule=lambda q0, q1, k0, n, m: False
@@ -239,6 +303,8 @@ WRONG = [
             ((score_square, predict_4), "uses n twice"),
             ((score_bytes, predict_gb), "gigabytes"),
             ((score_bytes, predict_guess), "does not match what your own"),
+            ((score_four, predict_4), "4 bytes per number, whatever `dtype` is"),
+            ((score_allocated, predict_4), "it built the matrix to measure it"),
         ],
     ),
     *wrong(
@@ -248,6 +314,7 @@ WRONG = [
             (merge_unguarded, "NaN in the rows where neither part saw a key"),
             (merge_only_b, "rescaled only one of the two parts"),
             (merge_output, "normalised output"),
+            (merge_divided, "normalised output"),
             (merge_sign, "larger than 1"),
         ],
     ),
@@ -262,7 +329,10 @@ WRONG = [
             (tiled_no_skip, "nothing was skipped"),
             (tiled_only_full_tiles, "skipped the diagonal tiles too"),
             (tiled_unguarded, "NaN in rows that have seen no key"),
-            (tiled_full_mask, "you called helpers.attention_np.causal_mask"),
+            (tiled_full_mask, "you called anp.causal_mask"),
+            (tiled_skip_equal, "starts exactly at the last query's reach"),
+            (tiled_acc_only_rescaled, "not both"),
+            (tiled_whole_matrix, "a whole (n, m) score or mask matrix"),
         ],
     ),
 ]
@@ -327,3 +397,23 @@ def test_build_hints_come_in_steps(fn, says, capsys):
 def test_merge_and_prediction_hints_come_in_steps(capsys):
     assert_staged(checks.check_merge_states, (merge_add,), "as they are", capsys)
     assert_staged(checks.check_score_bytes, (score_bytes, predict_gb), "GiB", capsys)
+
+
+@pytest.mark.parametrize(
+    ("checker", "fns", "line"),
+    [
+        (check_merge_states, (merge_divided,), "return m, l, (c_a * acc_a"),
+        (check_causal_tiled_attention, (tiled_skip_equal,), "rule = lambda"),
+        (check_causal_tiled_attention, (tiled_acc_only_rescaled,), "run_z +="),
+        (check_causal_tiled_attention, (tiled_whole_matrix,), "allowed = np.arange(m)"),
+        (check_causal_tiled_attention, (tiled_full_mask,), "anp.causal_mask("),
+        (check_score_bytes, (score_allocated, predict_4), "np.zeros((n, m)"),
+        (check_score_bytes, (score_four, predict_4), "return 4 * n * m"),
+    ],
+)
+def test_look_at_quotes_the_learners_line(checker, fns, line):
+    with pytest.raises(CheckFailed) as info:
+        checker(*fns)
+    assert line in info.value.where
+    assert "Refused" not in str(info.value)
+    assert "_Helper" not in str(info.value)
