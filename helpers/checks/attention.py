@@ -15,6 +15,7 @@ from helpers import attention_np as anp
 from helpers._validate import fmt
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
+from helpers.checks._refuse import refusing
 
 __all__ = [
     "check_attention_one_query",
@@ -22,6 +23,44 @@ __all__ = [
     "check_scaled_dot_product_attention",
     "check_shuffle_keys_and_values",
 ]
+
+
+def without_helpers(fn, names, exercise):
+    """``fn`` with ``anp.<name>`` refused while it runs: the exercise is to write it.
+
+    Only calls from the learner's code are refused: the helper passed as the
+    answer itself still runs (the robustness tests use it as the right answer).
+    """
+    names = tuple(names)
+    reason = (
+        f"{exercise} asks you to write the computation yourself; the course's "
+        f"{', '.join(f'anp.{n}' for n in names)} would pass without writing it"
+    )
+    if not callable(fn):  # the engine names that mistake itself
+        return fn
+    return refusing(fn, anp, names, reason)
+
+
+# The line that uses the mask, not the `if mask is not None:` above it
+_MASK_USE = r"^(?!\s*(if|elif|assert)\b).*\bmask\b"
+MASK_AFTER = replace(mk.MASK_AFTER, line=_MASK_USE)
+MASK_FLIPPED = replace(mk.MASK_FLIPPED, line=_MASK_USE)
+MASK_ADDED = replace(mk.MASK_ADDED, line=_MASK_USE)
+
+
+def relined(diagnose):
+    """``diagnose`` with the mask mistakes pointing at the line that uses the mask."""
+    local = {mk.MASK_AFTER: MASK_AFTER, mk.MASK_FLIPPED: MASK_FLIPPED}
+    local[mk.MASK_ADDED] = MASK_ADDED
+
+    def diagnose_relined(case, got, expected):
+        message = diagnose(case, got, expected)
+        return (
+            local.get(message, message) if isinstance(message, ck.Mistake) else message
+        )
+
+    return diagnose_relined
+
 
 # --------------------------------------------------------------------------
 # check_attention_one_query (lesson 01)
@@ -150,6 +189,11 @@ def check_attention_one_query(fn, *, seed=0):
 
     Cases: m != d_k != d_v, an explicit ``scale``, and a single key (m = 1).
     """
+    fn = without_helpers(
+        fn,
+        ("softmax", "attention_one_query", "scaled_dot_product_attention"),
+        "this exercise",
+    )
 
     def v(**mistake):
         return partial(_one_query_variant, **mistake)
@@ -321,6 +365,11 @@ def check_attention(fn, *, seed=0):
     No mask and no large scores. Cases: n != m and d_v != d_k, one and two batch
     axes, a single query, and float32 inputs, whose outputs must stay float32.
     """
+    fn = without_helpers(
+        fn,
+        ("softmax", "attention_one_query", "scaled_dot_product_attention"),
+        "this exercise",
+    )
     rng = np.random.default_rng(seed)
     cases = [
         _attention_case(rng, (), 4, 6, 3, 5),
@@ -344,6 +393,15 @@ def check_attention(fn, *, seed=0):
     )
 
 
+_SDPA_HELPERS = (
+    "softmax",
+    "attention_one_query",
+    "scaled_dot_product_attention",
+    "online_attention",
+    "multi_head_attention",
+)
+
+
 def check_scaled_dot_product_attention(fn, *, seed=0):
     """Check ``fn(Q, K, V, mask=None, scale=None) -> (output, weights)``.
 
@@ -351,6 +409,7 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
     scores, a random mask, a mask with a fully masked row, and two batch axes
     sharing one (n, m) mask (lesson 02's build exercise).
     """
+    fn = without_helpers(fn, _SDPA_HELPERS, "this exercise")
     rng = np.random.default_rng(seed)
     fully_masked = _random_mask(rng, (4, 5))
     fully_masked[1] = False  # query 1 may attend to nothing
@@ -379,9 +438,9 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
         _scale_and_axis_variants()
         + [
             (mk.SCALE_IGNORED, v(scale_rule="ignored")),
-            (mk.MASK_AFTER, v(mask_mode="after")),
-            (mk.MASK_FLIPPED, v(mask_mode="flipped")),
-            (mk.MASK_ADDED, v(mask_mode="added")),
+            (MASK_AFTER, v(mask_mode="after")),
+            (MASK_FLIPPED, v(mask_mode="flipped")),
+            (MASK_ADDED, v(mask_mode="added")),
             (mk.FULLY_MASKED_UNIFORM, v(mask_mode="fill")),
             (mk.FULLY_MASKED_NAN, v(mask_mode="unguarded")),
             (mk.NO_MAX, v(softmax=mk.naive_softmax)),  # after the line above: both nan
@@ -396,7 +455,7 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
         anp.scaled_dot_product_attention,
         _ATTENTION_OUTPUTS,
         variants,
-        mk.diagnose_weights,
+        relined(mk.diagnose_weights),
         signature="scaled_dot_product_attention(Q, K, V, mask=None, scale=None)",
         hint=mk.PRODUCT_ORDER_HINT,
     )
@@ -417,6 +476,13 @@ _KEYS_ONLY = ck.Mistake(
     why="each key must keep its own value: a (key, value) pair is one memory slot",
     fix="index both with the same perm, K[perm] and V[perm]",
     line=r"\bV\b",
+)
+_VALUES_ONLY = ck.Mistake(
+    symptom="you shuffled the values but not the keys: K_shuffled is K as it was",
+    why="each value must keep its own key: a (key, value) pair is one memory slot, "
+    "and moving only the values hands every key someone else's value",
+    fix="index both with the same perm, K[perm] and V[perm]",
+    line=r"\bK\b",
 )
 _SECOND_PERM = ck.Mistake(
     symptom="V_shuffled is not V[perm]: did you draw a second permutation for V?",
@@ -458,6 +524,8 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
         return _UNSHUFFLED
     if ck.same(K_sh, K[perm]) and ck.same(V_sh, V):
         return _KEYS_ONLY
+    if ck.same(K_sh, K) and not ck.same(V_sh, V):
+        return _VALUES_ONLY
     if ck.same(K_sh, K[perm]) and not ck.same(V_sh, V[perm]):
         return _SECOND_PERM
     inverse = np.argsort(perm)

@@ -40,6 +40,13 @@ _LSE_NO_LOG = ck.Mistake(
     fix="M + np.log(np.exp(x - M).sum())",
     line=r"sum",
 )
+_LSE_TIMES_M = ck.Mistake(
+    symptom="you multiplied the max by the log, M * log(...), instead of adding it",
+    why="e^M comes out of the sum as a factor, and the log turns that factor into "
+    "a sum: log(e^M * S) = M + log S",
+    fix="return M + np.log(np.exp(x - M).sum())",
+    line=r"\*\s*np\.log|\*\s*math\.log|log\(.*\)\s*\*",
+)
 _LSE_MIN = ck.Mistake(
     symptom="you shifted by the min of x, not the max",
     why="the largest exponent is then e^(max - min), which overflows when the "
@@ -79,6 +86,7 @@ def check_logsumexp(fn, *, seed=0):
         (_LSE_NAIVE, lambda x: np.log(np.exp(x).sum())),
         (_LSE_FORGOT_M, lambda x: np.log(np.exp(x - x.max()).sum())),
         (_LSE_NO_LOG, lambda x: x.max() + np.exp(x - x.max()).sum()),
+        (_LSE_TIMES_M, lambda x: x.max() * np.log(np.exp(x - x.max()).sum())),
         (_LSE_MIN, lambda x: x.min() + np.log(np.exp(x - x.min()).sum())),
     ]
 

@@ -52,6 +52,15 @@ _WRONG_WINNER = ck.Mistake(
 )
 
 
+_FROM_ONE = ck.Mistake(
+    symptom="each of your answers is one more than the winning key's number: did "
+    "you count the keys from 1?",
+    why="the keys are the rows of K, numbered as Python indexes them: the first "
+    "row is k_0, so K[s] is k_s",
+    fix="number the keys from 0: the first row of K is k_0",
+)
+
+
 def _winner(query, K):
     _, weights, _ = anp.attention_one_query(query, K, np.zeros((K.shape[0], 1)))
     return int(np.argmax(weights))
@@ -70,7 +79,10 @@ def _as_key_numbers(predictions, m):
         if isinstance(said, bool) or not isinstance(said, (int, np.integer)):
             return f"{label}: answer with a key number 0 .. {m - 1}; got {said!r}"
         if not 0 <= said < m:
-            return f"{label}: there are m = {m} keys, k_0 .. k_{m - 1}; got {said}"
+            return (
+                f"{label}: there are m = {m} keys, numbered from 0: k_0 .. "
+                f"k_{m - 1}; got {said}"
+            )
         numbers.append(int(said))
     return numbers
 
@@ -97,6 +109,11 @@ def check_key_winners(fn, K=None):
     numbers = _as_key_numbers(ck.call(name, fn, case, "my_predictions()", ""), len(K))
     if isinstance(numbers, str):
         raise ck.CheckFailed(name, numbers, "", defined_at(fn))
+    winners = [_winner(build(K), K) for _, _, build in _QUERIES]
+    if numbers != winners and all(
+        s == w + 1 for s, w in zip(numbers, winners, strict=True)
+    ):
+        raise ck.CheckFailed(name, _FROM_ONE, "", defined_at(fn))
     for (label, own, build), said in zip(_QUERIES, numbers, strict=True):
         if said == _winner(build(K), K):
             continue

@@ -14,6 +14,8 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks import _mistakes as mk
+from helpers.checks.attention import without_helpers
 
 __all__ = ["check_attention_each_query"]
 
@@ -88,6 +90,15 @@ _ONE_QUERY_ONLY = ck.Mistake(
 )
 
 
+_STOPS_EARLY = ck.Mistake(
+    symptom="your outputs have n - 1 = {n_minus_1} rows, one query short: your "
+    "loop stops before the last query",
+    why="range(n) already runs t = 0 .. n - 1; range(n - 1) leaves the last query out",
+    fix="for t in range(Q.shape[0]): one step per row of Q",
+    line=r"range|for\b",
+)
+
+
 def _each(Q, K, V, scale=None, *, rule="right", z="true", norm="rows", y="right"):
     """The exercise with one of the common mistakes switched on."""
     d_k = Q.shape[-1]
@@ -96,6 +107,7 @@ def _each(Q, K, V, scale=None, *, rule="right", z="true", norm="rows", y="right"
         "none": 1.0 if scale is None else scale,
         "d_k": 1 / d_k if scale is None else scale,
         "ignored": 1 / math.sqrt(d_k),
+        "d_v": 1 / math.sqrt(V.shape[-1]) if scale is None else scale,
     }[rule]
     Q = np.broadcast_to(Q[:1], Q.shape) if y == "first" else Q
     scores = Q @ K.T * chosen  # (n, m)
@@ -113,6 +125,8 @@ def _each(Q, K, V, scale=None, *, rule="right", z="true", norm="rows", y="right"
     }[z]
     values = K if y == "from_K" else V
     Y = (e if y == "no_1_over_Z" else weights) @ values  # (n, d_v)
+    if y == "stops_early":  # for t in range(n - 1)
+        return Y[:-1], weights[:-1], Z[:-1]
     return Y, weights, Z
 
 
@@ -127,11 +141,12 @@ def _reference(Q, K, V, scale=None):
 def _cases(rng):
     cases = []
     for n, m, d_k, d_v, scale in [
-        (3, 5, 4, 2, None),
-        (4, 2, 3, 6, None),
-        (2, 6, 5, 3, 0.7),
+        # n, n - 1, m, d_k and d_v all differ, so a shape names its axes rightly
+        (4, 6, 5, 2, None),
+        (5, 2, 3, 7, None),
+        (3, 7, 5, 4, 0.7),
         (1, 4, 2, 5, None),
-        (3, 1, 4, 2, None),
+        (4, 1, 5, 2, None),
     ]:
         cases.append(
             ck.make_case(
@@ -141,7 +156,7 @@ def _cases(rng):
                 rng.normal(size=(m, d_v)),
                 scale=scale,
                 sizes={"n": n, "m": m, "d_k": d_k, "d_v": d_v},
-                facts={"sqrt_d_k": math.sqrt(d_k), "scale": scale},
+                facts={"sqrt_d_k": math.sqrt(d_k), "scale": scale, "n_minus_1": n - 1},
                 note="one key" if m == 1 else ("one query" if n == 1 else ""),
             )
         )
@@ -153,11 +168,18 @@ def check_attention_each_query(fn, *, seed=0):
 
     Cases: n != m and d_v != d_k, an explicit ``scale``, one query, one key.
     """
+    fn = without_helpers(
+        fn,
+        ("softmax", "attention_one_query", "scaled_dot_product_attention"),
+        "this exercise",
+    )
     v = partial(partial, _each)
     variants = [
         (_NO_SCALE, v(rule="none")),
         (_SCALE_D_K, v(rule="d_k")),
         (_SCALE_IGNORED, v(rule="ignored")),
+        (mk.SCALE_D_V, v(rule="d_v")),
+        (_STOPS_EARLY, v(y="stops_early")),
         (_ONE_QUERY_ONLY, v(y="first")),
         (_OVER_QUERIES, v(norm="columns")),
         (_Z_SHIFTED, v(z="shifted")),

@@ -11,6 +11,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
+from helpers.checks.attention import MASK_AFTER, MASK_FLIPPED, without_helpers
 
 __all__ = ["check_softmax", "check_masked_softmax"]
 
@@ -104,6 +105,7 @@ def check_softmax(fn, *, seed=0):
 
     Cases: 1-, 2- and 3-D inputs, axis -1, 0 and 1, and inputs near ±1000.
     """
+    fn = without_helpers(fn, ("softmax",), "this exercise")
     variants = (
         [
             (_SOFTMAX_WRONG_AXIS.format(a=a), lambda x, axis=-1, a=a: anp.softmax(x, a))
@@ -269,10 +271,10 @@ def _diagnose_masked(case, got, expected):
     if case.large and ((w == 0).all(-1) & good).any():
         return mk.GLOBAL_MAX  # a row where every exp underflowed to 0
     if np.allclose(np.where(allowed, w, 0)[good], 0) and not np.allclose(w[good], 0):
-        return mk.MASK_FLIPPED
+        return MASK_FLIPPED
     if not np.allclose(w.sum(-1)[good], 1.0, atol=1e-2):
         if np.allclose(w[~allowed], 0.0):
-            return mk.MASK_AFTER
+            return MASK_AFTER
         return mk.ROWS_NOT_NORMALISED
     if not np.allclose(np.where(allowed, 0.0, w)[good], 0.0):
         return mk.MASK_IGNORED
@@ -297,13 +299,14 @@ def check_masked_softmax(fn, *, seed=0):
     Cases: float32 and float16, batch axes, broadcast masks, fully masked rows,
     and scores large enough to overflow np.exp in float16 and float32.
     """
+    fn = without_helpers(fn, ("softmax",), "this exercise")
 
     def v(**mistake):
         return partial(_masked_variant, **mistake)
 
     variants = [
-        (mk.MASK_FLIPPED, v(mode="flipped")),
-        (mk.MASK_AFTER, v(mode="after")),
+        (MASK_FLIPPED, v(mode="flipped")),
+        (MASK_AFTER, v(mode="after")),
         # only float16 cases can match this one: in float32 it is right
         (_F16_MINUS_INF, v(fill=-1e9, guard="multiply")),
         (_UNIFORM_ROW, v(fill=-1e9)),

@@ -2,50 +2,121 @@
 
 ``fn(q, blocks) -> (y, log_Z)`` reads ``blocks``, an iterable of ``(K_blk, V_blk)``
 pairs of varying sizes, once, front to back (it has no length and no indexing,
-as a stream would), keeping a running max, a running sum and an accumulator. It is
-compared with ``anp.attention_one_query`` on all the keys at once, and log Z with
+and refuses a second pass and a reader that keeps its blocks, as a stream
+would), keeping a running max, a running sum and an accumulator. It is compared
+with ``anp.attention_one_query`` on all the keys at once, and log Z with
 the logsumexp of the scores. Every known mistake is a
 :class:`~helpers.checks._engine.Mistake`; see ``helpers.checks``.
 """
 
 import math
+import tracemalloc
+import weakref
 from functools import partial
 
 import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks._refuse import Refused
+from helpers.checks.attention import without_helpers
 
 __all__ = ["check_streaming_attention", "Blocks"]
 
 
-class Blocks:
-    """Blocks of keys and values, read front to back: no ``len``, no indexing.
+_TWICE = ck.Mistake(
+    symptom="you read the stream of blocks a second time",
+    why="a stream (blocks from disk or from another device) goes by once: what "
+    "the second pass needs must be kept from the first, as a running max, sum "
+    "and accumulator",
+    fix="one loop, `for K_blk, V_blk in blocks:`, that updates the running max, "
+    "sum and accumulator; nothing else reads `blocks`",
+    key="you read the stream twice",
+)
+_KEPT = ck.Mistake(
+    symptom="you kept {what} while reading the stream: the keys and values pile up "
+    "in memory instead of going by one block at a time",
+    why="streaming exists for keys and values that do not fit in memory at once; "
+    "once a block is folded into the running max, sum and accumulator it is no "
+    "longer needed",
+    fix="fold each block in as it comes, then let it go: keep only run_max, "
+    "run_sum and acc between blocks (no list of blocks, no concatenate)",
+    key="you kept the blocks",
+)
+_HELD = 2  # blocks an honest loop may still hold when it asks for the next one
+_DATA = weakref.WeakKeyDictionary()  # Blocks -> (K, V, edges), out of the learner's way
 
-    Each pass over it yields fresh copies, so a function that changes a block in
-    place cannot change the next caller's data.
+
+class Blocks:
+    """Blocks of keys and values, read once, front to back: no ``len``, no indexing.
+
+    Each block is a fresh copy, made when it is asked for. A second pass is
+    refused, and so is a reader that keeps the blocks: more than two of them
+    alive at once, or (with ``watch``) more than a quarter of all the keys' and
+    values' bytes held while reading.
     """
 
-    def __init__(self, K, V, sizes):
+    def __init__(self, K, V, sizes, *, watch=False):
         edges = np.cumsum([0, *sizes])
-        self._pairs = [(K[a:b], V[a:b]) for a, b in zip(edges, edges[1:], strict=False)]
+        _DATA[self] = (K, V, list(zip(edges, edges[1:], strict=False)))
         self.sizes = tuple(sizes)
+        self._watch = watch
+        self._read = False
 
     def __iter__(self):
-        for K_blk, V_blk in self._pairs:
-            yield K_blk.copy(), V_blk.copy()
+        if self._read:
+            raise Refused(_TWICE)
+        self._read = True
+        return self._stream()
+
+    def replay(self):
+        """The blocks again, for the checker: copies, without the stream's rules."""
+        K, V, edges = _DATA[self]
+        return [(K[a:b].copy(), V[a:b].copy()) for a, b in edges]
+
+    def keys(self):
+        """All the keys and values at once, for the checker: (K, V)."""
+        K, V, _ = _DATA[self]
+        return K.copy(), V.copy()
+
+    def _block(self, a, b, alive):
+        K, V, _ = _DATA[self]
+        K_blk, V_blk = K[a:b].copy(), V[a:b].copy()
+        alive.append((weakref.ref(K_blk), weakref.ref(V_blk)))
+        return K_blk, V_blk
+
+    def _stream(self):
+        K, V, edges = _DATA[self]
+        limit = (K.nbytes + V.nbytes) / 4
+        started = self._watch and not tracemalloc.is_tracing()
+        if started:
+            tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0] if self._watch else 0
+        alive = []
+        try:
+            for a, b in edges:
+                _refuse_kept(alive, self._watch, base, limit)
+                yield self._block(a, b, alive)
+            _refuse_kept(alive, self._watch, base, limit)
+        finally:
+            if started:
+                tracemalloc.stop()
 
     def __repr__(self):
         return f"Blocks(sizes={list(self.sizes)})"
 
 
-def _all_keys(blocks):
-    pairs = list(blocks)
-    return np.concatenate([k for k, _ in pairs]), np.concatenate([v for _, v in pairs])
+def _refuse_kept(alive, watch, base, limit):
+    """Raise if the reader still holds the earlier blocks (or as many bytes)."""
+    held = sum(k() is not None or v() is not None for k, v in alive)
+    if held > _HELD:
+        raise Refused(_KEPT.filled({"what": f"{held} blocks at once"}))
+    if watch and tracemalloc.get_traced_memory()[0] - base > limit:
+        raise Refused(_KEPT.filled({"what": "copies of the blocks"}))
 
 
 def _reference(q, blocks):
-    K, V = _all_keys(blocks)
+    K, V = blocks.keys()
     y, _, _ = anp.attention_one_query(q, K, V)  # (d_v,)
     scores = K @ q / math.sqrt(q.shape[0])  # (m,)
     return y, float(np.logaddexp.reduce(scores))
@@ -64,7 +135,7 @@ def _stream(
 ):
     """The streaming loop with one of the common mistakes switched on."""
     run_max, run_sum, acc = -math.inf, 0.0, 0.0
-    for K_blk, V_blk in blocks:
+    for K_blk, V_blk in blocks.replay():
         x = K_blk @ q / (math.sqrt(q.shape[0]) if scale else 1.0)  # (b,)
         new_max = max(run_max, float(x.max()))
         p = np.exp(x - new_max)  # (b,)
@@ -143,7 +214,7 @@ _NO_SCALE = ck.Mistake(
 )
 
 
-def _drift_case(rng, d_k, d_v, sizes, size=1.0, rising=True, note=""):
+def _drift_case(rng, d_k, d_v, sizes, size=1.0, rising=True, note="", watch=False):
     m = sum(sizes)
     q = rng.normal(size=d_k) * size
     K = rng.normal(size=(m, d_k))
@@ -154,7 +225,7 @@ def _drift_case(rng, d_k, d_v, sizes, size=1.0, rising=True, note=""):
     return ck.make_case(
         ("q", "blocks"),
         q,
-        Blocks(K, V, sizes),
+        Blocks(K, V, sizes, watch=watch),
         sizes={"m": m, "d_k": d_k, "d_v": d_v},
         facts={"sqrt_d_k": math.sqrt(d_k)},
         note=note,
@@ -168,15 +239,27 @@ def _cases(rng):
         _drift_case(rng, 5, 2, [6]),
         _drift_case(rng, 8, 4, [4, 4, 3], size=1000.0, note="scores above 709"),
         _drift_case(rng, 2, 6, [2, 5, 1], note="blocks of 2, 5 and 1 keys"),
+        _drift_case(rng, 16, 48, [128] * 32, note="32 blocks of 128 keys", watch=True),
     ]
+
+
+_HELPERS = (
+    "softmax",
+    "attention_one_query",
+    "scaled_dot_product_attention",
+    "online_attention",
+)
 
 
 def check_streaming_attention(fn, *, seed=0):
     """Check ``fn(q, blocks) -> (y, log_Z)`` over a stream of (K_blk, V_blk) blocks.
 
     Cases: blocks of unequal sizes, a max that rises from block to block (and one
-    that falls), a single block, and scores above 709, where exp overflows float64.
+    that falls), a single block, scores above 709, where exp overflows float64,
+    and 32 blocks, which must go by one at a time. A second pass over the stream,
+    a reader that keeps the blocks and the course's attention helpers are refused.
     """
+    fn = without_helpers(fn, _HELPERS, "this exercise")
     v = partial(partial, _stream)
     variants = [
         (_NO_SCALE, v(scale=False)),

@@ -9,9 +9,11 @@ checkers; each must be rejected with a message that names the mistake.
 import math
 
 import numpy as np
+import pytest
 
 from helpers import attention_np as anp
 from helpers.checks import (
+    CheckFailed,
     check_attention,
     check_attention_one_query,
     check_scaled_dot_product_attention,
@@ -325,7 +327,33 @@ def sdpa_mask_ignored(Q, K, V, mask=None, scale=None):
 
 def sdpa_sqrt_d_v(Q, K, V, mask=None, scale=None):
     scale = 1 / math.sqrt(V.shape[-1]) if scale is None else scale
+    return simple_sdpa(Q, K, V, mask=mask, scale=scale)
+
+
+def sdpa_calls_the_helper(Q, K, V, mask=None, scale=None):
     return anp.scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)
+
+
+def sdpa_helper_softmax(Q, K, V, mask=None, scale=None):
+    scale = 1 / math.sqrt(Q.shape[-1]) if scale is None else scale
+    scores = Q @ np.swapaxes(K, -1, -2) * scale
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = anp.softmax(scores)
+    return weights @ V, weights
+
+
+def one_query_loops_the_helper(q, K, V, scale=None):
+    return anp.attention_one_query(q, K, V, scale=scale)
+
+
+def attention_calls_the_helper(Q, K, V):
+    return anp.scaled_dot_product_attention(Q, K, V)
+
+
+def shuffle_values_only(K, V, rng):
+    perm = rng.permutation(len(K))
+    return K, V[perm], perm
 
 
 def sdpa_global_max(Q, K, V, mask=None, scale=None):
@@ -391,6 +419,7 @@ WRONG = [
             (one_query_swapped, "return them in the order (y, weights, Z)"),
             (one_query_returns_y_only, "it must return 3 values"),
             (one_query_sqrt_d_v, "sqrt(d_v)"),  # issue 11.13, in the older checkers
+            (one_query_loops_the_helper, "you called anp.attention_one_query"),
         ],
     ),
     *wrong(
@@ -399,13 +428,14 @@ WRONG = [
             # lesson 02 exercise 1: scale and batch axes only
             (attention_columns, "columns sum to 1"),
             (attention_sqrt_d_v, "sqrt(d_v)"),
-            (attention_K_T, "np.swapaxes(K, -1, -2)"),
+            (attention_K_T, "only the last two axes of K trade places"),
             (attention_unscaled, "not scaled"),
             (attention_np_sqrt, "turned them into float64"),
             # slips inside the formula
             (attention_times_sqrt, "multiplied the scores by sqrt"),
             (attention_sqrt_n, "number of queries"),
             (attention_no_exp, "forgot np.exp"),
+            (attention_calls_the_helper, "you called anp.scaled_dot_product_attention"),
         ],
     ),
     *wrong(
@@ -419,7 +449,7 @@ WRONG = [
             (sdpa_ignores_scale, "ignored the `scale` argument"),
             (sdpa_values_first, "order of the matrix products"),
             (sdpa_k_not_transposed, "order of the matrix products"),
-            (sdpa_k_dot_t, "K.T reverses all of them"),
+            (sdpa_k_dot_t, "only the last two axes of K trade places"),
             (sdpa_transposed_output, "output is transposed"),
             (sdpa_swapped_outputs, "return them in the order (output, weights)"),
             (sdpa_mask_after_softmax, "applied the mask after the softmax"),
@@ -438,6 +468,8 @@ WRONG = [
             # issue 11.13: sqrt(d_v) and the global max in the older checkers
             (sdpa_sqrt_d_v, "sqrt(d_v)"),
             (sdpa_global_max, "whole array"),
+            (sdpa_calls_the_helper, "you called anp.scaled_dot_product_attention"),
+            (sdpa_helper_softmax, "you called anp.softmax"),
         ],
     ),
     *wrong(
@@ -447,6 +479,7 @@ WRONG = [
             (shuffle_keys_only, "not the values"),
             (shuffle_two_perms, "second permutation"),
             (shuffle_in_place, "in place"),
+            (shuffle_values_only, "the values but not the keys"),
         ],
     ),
 ]
@@ -461,7 +494,7 @@ def test_cases_cover_the_shapes_the_exercises_promise():
 
     def recording(Q, K, V, mask=None, scale=None):
         calls.append((Q.shape, K.shape, V.shape, mask, scale))
-        return anp.scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale)
+        return simple_sdpa(Q, K, V, mask=mask, scale=scale)
 
     check_scaled_dot_product_attention(recording)
     assert any(q[-2] != k[-2] for q, k, *_ in calls)  # n != m
@@ -471,3 +504,12 @@ def test_cases_cover_the_shapes_the_exercises_promise():
     masks = [mk for *_, mk, _ in calls if mk is not None]
     assert masks and all(mk.dtype == np.bool_ for mk in masks)
     assert any((~mk.any(axis=-1)).any() for mk in masks)  # a fully masked row
+
+
+def test_a_mask_mistake_points_at_the_line_that_uses_the_mask():
+    """Not at the `if mask is not None:` above it (learner report 0003)."""
+    for fn in (sdpa_flipped_mask_nan, sdpa_mask_after_softmax):
+        with pytest.raises(CheckFailed) as info:
+            check_scaled_dot_product_attention(fn)
+        look = str(info.value).split("Look at:")[1].splitlines()[0]
+        assert "mask" in look and "if mask" not in look, look

@@ -45,6 +45,11 @@ def lse_no_log(x):
     return float(x.max() + np.exp(x - x.max()).sum())
 
 
+def lse_times_max(x):
+    top = x.max()
+    return float(top * np.log(np.exp(x - top).sum()))
+
+
 def lse_min_shift(x):
     low = x.min()
     return float(low + np.log(np.exp(x - low).sum()))
@@ -84,6 +89,7 @@ WRONG = [
             (lse_forgot_m, "add the max back"),
             (lse_no_log, "needs its log"),
             (lse_min_shift, "min of x"),
+            (lse_times_max, "multiplied the max by the log"),
         ],
     ),
     *wrong(

@@ -27,6 +27,10 @@ def winners_right():
     return (2, 2, 3)
 
 
+def winners_from_one():
+    return (3, 3, 4)  # the right keys, counted from 1
+
+
 def winners_own_key():
     return (2, 0, 3)  # (b): the key the query was built from
 
@@ -96,6 +100,7 @@ WRONG = [
             (winners_smallest, "(c) q = -2 k_2: you said k_4"),
             (winners_two, "must return 3 key numbers"),
             (winners_names, "answer with a key number"),
+            (winners_from_one, "did you count the keys from 1?"),
         ],
     ),
     *wrong(

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from helpers import attention_np as anp
 from helpers import checks
 from tests.checks.catalogue import right, topic_tests, wrong
 from tests.checks.staged import assert_staged
@@ -28,6 +29,20 @@ def each_loop(Q, K, V, scale=None):
         rows.append(weights[-1] @ V)
         Z.append(np.exp(scores).sum())
     return np.stack(rows), np.stack(weights), np.array(Z)
+
+
+def each_sqrt_d_v(Q, K, V, scale=None):
+    return each_loop(Q, K, V, 1 / math.sqrt(V.shape[-1]) if scale is None else scale)
+
+
+def each_stops_early(Q, K, V, scale=None):
+    Y, weights, Z = each_loop(Q, K, V, scale)
+    return Y[:-1], weights[:-1], Z[:-1]  # for t in range(n - 1)
+
+
+def each_calls_the_helper(Q, K, V, scale=None):
+    rows = [anp.attention_one_query(q, K, V, scale=scale) for q in Q]
+    return tuple(np.stack([r[i] for r in rows]) for i in range(3))
 
 
 def each_vectorised(Q, K, V, scale=None):
@@ -107,6 +122,9 @@ WRONG = wrong(
         (each_no_1_over_z, "Z[t] times too large"),
         (each_same_query, "every row of your answer is query 0's"),
         (each_z_as_column, "`Z` has shape"),
+        (each_sqrt_d_v, "sqrt(d_v)"),
+        (each_stops_early, "one query short"),
+        (each_calls_the_helper, "you called anp.attention_one_query"),
     ],
 )
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (

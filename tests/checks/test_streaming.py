@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from helpers import attention_np as anp
 from helpers import checks
 from helpers.checks.streaming import Blocks
 from tests.checks.catalogue import right, topic_tests, wrong
@@ -98,10 +99,44 @@ def stream_indexing(q, blocks):
     return stream_right(q, [blocks[i] for i in range(3)])
 
 
-RIGHT = [
-    right(checks.check_streaming_attention, stream_right),
-    right(checks.check_streaming_attention, stream_lists),
-]
+def stream_copies(q, blocks):
+    """Keeps copies of the blocks, so no block it was given stays alive."""
+    pairs = [(k.copy(), v.copy()) for k, v in blocks]
+    return stream_right(q, pairs)
+
+
+def stream_grows(q, blocks):
+    """Concatenates as it goes: one array, growing block after block."""
+    K, V = None, None
+    for K_blk, V_blk in blocks:
+        K = K_blk.copy() if K is None else np.concatenate([K, K_blk])
+        V = V_blk.copy() if V is None else np.concatenate([V, V_blk])
+    return stream_right(q, [(K, V)])
+
+
+def stream_twice(q, blocks):
+    """Reads the stream once for the max, then again."""
+    top = max(float((K_blk @ q).max()) for K_blk, _ in blocks)
+    assert top > -math.inf
+    return stream_right(q, blocks)
+
+
+def stream_with_the_helper(q, blocks):
+    """Each block's softmax from the course's helper."""
+    run_max, acc, run_sum = -math.inf, 0.0, 0.0
+    for K_blk, V_blk in blocks:
+        x = K_blk @ q / math.sqrt(q.shape[0])
+        new_max = max(run_max, float(x.max()))
+        w = anp.softmax(x)  # sums to 1 over the block
+        l_blk = float(np.exp(x - new_max).sum())
+        factor = math.exp(run_max - new_max)
+        acc = acc * factor + l_blk * (w @ V_blk)
+        run_sum = run_sum * factor + l_blk
+        run_max = new_max
+    return acc / run_sum, run_max + math.log(run_sum)
+
+
+RIGHT = [right(checks.check_streaming_attention, stream_right)]
 WRONG = wrong(
     checks.check_streaming_attention,
     [
@@ -114,6 +149,11 @@ WRONG = wrong(
         (stream_unscaled, "raw dot products"),
         (stream_z_then_log, "scores above 709"),
         (stream_indexing, "not subscriptable"),
+        (stream_lists, "you kept 3 blocks at once"),
+        (stream_copies, "you kept copies of the blocks"),
+        (stream_grows, "you kept copies of the blocks"),
+        (stream_twice, "you read the stream of blocks a second time"),
+        (stream_with_the_helper, "you called anp.softmax"),
     ],
 )
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
@@ -140,11 +180,20 @@ def test_the_cases_do_what_their_labels_say():
     cases = _cases(np.random.default_rng(0))
     for case in cases:
         q, blocks = case.args
-        x = np.concatenate([K_blk @ q for K_blk, _ in blocks]) / math.sqrt(q.shape[0])
+        pairs = blocks.replay()
+        x = np.concatenate([K_blk @ q for K_blk, _ in pairs]) / math.sqrt(q.shape[0])
         assert x.shape == (sum(blocks.sizes),)
         if "rises" in case.label:
-            block_max = [float((K_blk @ q).max()) for K_blk, _ in blocks]
+            block_max = [float((K_blk @ q).max()) for K_blk, _ in pairs]
             assert block_max == sorted(block_max) and len(set(block_max)) > 1
         if "709" in case.label:
             assert x.max() > 709
     assert not hasattr(Blocks, "__len__") and not hasattr(Blocks, "__getitem__")
+    assert any(len(case.args[1].sizes) > 20 for case in cases)  # holding them shows
+
+
+def test_a_stream_is_read_once():
+    blocks = Blocks(np.zeros((4, 2)), np.zeros((4, 3)), [2, 2])
+    assert len(list(zip(range(9), blocks, strict=False))) == 2
+    with pytest.raises(RuntimeError, match="a second time"):
+        iter(blocks)
