@@ -22,8 +22,10 @@ from tests.checks.catalogue import right, topic_tests, wrong
 # --------------------------------------------------------------------------
 
 
-def sink_right(Q, K, V, sink):
+def sink_right(Q, K, V, sink, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])  # (..., n, m)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     sink = np.asarray(sink, dtype=float)[..., None, None]  # (..., 1, 1)
     top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
     e = np.exp(scores - top)
@@ -31,9 +33,11 @@ def sink_right(Q, K, V, sink):
     return weights @ V, weights
 
 
-def sink_by_concatenation(Q, K, V, sink):
+def sink_by_concatenation(Q, K, V, sink, mask=None):
     """As gpt-oss writes it: a sink column, a softmax, the column dropped."""
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])  # (..., n, m)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     column = np.broadcast_to(
         np.asarray(sink, dtype=float)[..., None, None], scores.shape[:-1] + (1,)
     )
@@ -41,11 +45,23 @@ def sink_by_concatenation(Q, K, V, sink):
     return weights @ V, weights
 
 
-def sink_ignored(Q, K, V, sink):
-    return anp.scaled_dot_product_attention(Q, K, V)
+def sink_masked_after_exp(Q, K, V, sink, mask=None):
+    """Zeroes the masked exponentials instead of the scores: also right."""
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    keep = np.ones(scores.shape, dtype=bool) if mask is None else mask
+    scores = np.where(keep, scores, -1e9)  # finite, so the max is finite too
+    sink = np.asarray(sink, dtype=float)[..., None, None]
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+    e = np.where(keep, np.exp(scores - top), 0.0)
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
+    return weights @ V, weights
 
 
-def sink_not_exponentiated(Q, K, V, sink):
+def sink_ignored(Q, K, V, sink, mask=None):
+    return anp.scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+def sink_not_exponentiated(Q, K, V, sink, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
     sink = np.asarray(sink, dtype=float)[..., None, None]
     top = scores.max(axis=-1, keepdims=True)
@@ -54,7 +70,7 @@ def sink_not_exponentiated(Q, K, V, sink):
     return weights @ V, weights
 
 
-def sink_naive(Q, K, V, sink):
+def sink_naive(Q, K, V, sink, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
     e = np.exp(scores)
     sink = np.asarray(sink, dtype=float)[..., None, None]
@@ -62,11 +78,42 @@ def sink_naive(Q, K, V, sink):
     return weights @ V, weights
 
 
-def sink_unscaled(Q, K, V, sink):
-    return sink_right(Q * math.sqrt(Q.shape[-1]), K, V, sink)
+def sink_unshifted(Q, K, V, sink, mask=None):
+    """Shifts the scores by the row max, adds exp(sink) as it is."""
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    sink = np.asarray(sink, dtype=float)[..., None, None]
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink))
+    return weights @ V, weights
 
 
-def sink_column_kept(Q, K, V, sink):
+def sink_unshifted_top_with_sink(Q, K, V, sink, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    sink = np.asarray(sink, dtype=float)[..., None, None]
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+    e = np.exp(scores - top)
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink))
+    return weights @ V, weights
+
+
+def sink_sign_flipped(Q, K, V, sink, mask=None):
+    return sink_right(Q, K, V, -np.asarray(sink, dtype=float), mask)
+
+
+def sink_shift_flipped(Q, K, V, sink, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    sink = np.asarray(sink, dtype=float)[..., None, None]
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+    e = np.exp(scores - top)
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(top - sink))
+    return weights @ V, weights
+
+
+def sink_unscaled(Q, K, V, sink, mask=None):
+    return sink_right(Q * math.sqrt(Q.shape[-1]), K, V, sink, mask)
+
+
+def sink_column_kept(Q, K, V, sink, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
     column = np.broadcast_to(
         np.asarray(sink, dtype=float)[..., None, None], scores.shape[:-1] + (1,)
@@ -75,8 +122,43 @@ def sink_column_kept(Q, K, V, sink):
     return weights[..., :-1] @ V, weights
 
 
-def sink_by_reference(Q, K, V, sink):
-    return kv_cache.sink_attention(Q, K, V, sink)
+def sink_mask_ignored(Q, K, V, sink, mask=None):
+    return sink_right(Q, K, V, sink)
+
+
+def sink_mask_after(Q, K, V, sink, mask=None):
+    _, weights = sink_right(Q, K, V, sink)
+    if mask is not None:
+        weights = weights * mask
+    return weights @ V, weights
+
+
+def sink_top_of_scores(Q, K, V, sink, mask=None):
+    """The max of the scores alone: -inf in a row whose keys are all masked."""
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    sink = np.asarray(sink, dtype=float)[..., None, None]
+    top = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - top)
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
+    return weights @ V, weights
+
+
+def sink_one_axis(Q, K, V, sink, mask=None):
+    """A per-head sink given one new axis, (num_heads, 1): it meets the n axis."""
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    sink = np.asarray(sink, dtype=float)[..., None]
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+    e = np.exp(scores - top)
+    weights = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink - top))
+    return weights @ V, weights
+
+
+def sink_by_reference(Q, K, V, sink, mask=None):
+    return kv_cache.sink_attention(Q, K, V, sink, mask=mask)
 
 
 # --------------------------------------------------------------------------
@@ -124,6 +206,16 @@ def absorb_vo_rows(W_Q, W_UK, W_UV, W_O, num_heads):
     return W_QK, np.stack(W_VO)
 
 
+def absorb_vo_columns(W_Q, W_UK, W_UV, W_O, num_heads):
+    """Takes head h's block of W_O's columns, transposed to fit the shapes."""
+    H = num_heads
+    W_QK, _ = absorb_right(W_Q, W_UK, W_UV, W_O, H)
+    d_v = W_UV.shape[1] // H
+    blocks = [W_O[:, h * d_v : (h + 1) * d_v].T for h in range(H)]  # (d_v, H d_v)
+    W_VO = [W_UV[:, h * d_v : (h + 1) * d_v] @ blocks[h] for h in range(H)]
+    return W_QK, np.stack(W_VO)
+
+
 def absorb_no_transpose(W_Q, W_UK, W_UV, W_O, num_heads):
     """Reshapes (rows, H d) straight to (H, rows, d): blocks of rows, not heads."""
     H = num_heads
@@ -141,6 +233,7 @@ def absorb_by_reference(W_Q, W_UK, W_UV, W_O, num_heads):
 RIGHT = [
     right(check_sink_attention, sink_right),
     right(check_sink_attention, sink_by_concatenation),
+    right(check_sink_attention, sink_masked_after_exp),
     right(check_mla_absorption, absorb_right),
 ]
 
@@ -154,6 +247,14 @@ WRONG = [
             (sink_not_exponentiated, "logit itself"),
             (sink_naive, "nan or inf"),
             (sink_unscaled, "unscaled"),
+            (sink_unshifted, "unshifted"),
+            (sink_unshifted_top_with_sink, "unshifted"),
+            (sink_sign_flipped, "opposite sign"),
+            (sink_shift_flipped, "opposite sign"),
+            (sink_mask_ignored, "the mask was not applied"),
+            (sink_mask_after, "not renormalised"),
+            (sink_top_of_scores, "all masked your weights are nan"),
+            (sink_one_axis, "does not line up with the heads axis"),
             (sink_column_kept, "has shape"),
             (kv_cache.sink_attention, REFERENCE, "kv_cache.sink_attention"),
             (functools.partial(kv_cache.sink_attention), REFERENCE, "partial_sink"),
@@ -168,6 +269,7 @@ WRONG = [
             (absorb_transposed, "transposed"),
             (absorb_interleaved, "every H-th"),
             (absorb_vo_rows, "wrong rows"),
+            (absorb_vo_columns, "from its columns"),
             (absorb_no_transpose, "a block of rows"),
             (kv_cache.absorb, REFERENCE, "kv_cache.absorb"),
             (functools.partial(kv_cache.absorb), REFERENCE, "partial_absorb"),

@@ -21,51 +21,88 @@ from tests.checks.catalogue import right, topic_tests, wrong
 # --------------------------------------------------------------------------
 
 
-def mask_right(n, m, window):
+def mask_right(n, m, window, num_sinks):
     i = np.arange(n)[:, None] + (m - n)  # absolute position of each query
     j = np.arange(m)[None, :]
-    return (i - j >= 0) & (i - j < window)
+    sinks = (j < num_sinks) & (j <= i)
+    return ((i - j >= 0) & (i - j < window)) | sinks
 
 
-def mask_tril_triu(n, m, window):
+def mask_tril_triu(n, m, window, num_sinks):
     ones = np.ones((n, m), dtype=bool)
-    return np.tril(ones, k=m - n) & np.triu(ones, k=m - n - window + 1)
+    causal = np.tril(ones, k=m - n)
+    band = causal & np.triu(ones, k=m - n - window + 1)
+    band[:, :num_sinks] |= causal[:, :num_sinks]
+    return band
 
 
-def mask_plus_one(n, m, window):
+def mask_loops(n, m, window, num_sinks):
+    mask = np.zeros((n, m), dtype=bool)
+    for i in range(n):
+        for j in range(m):
+            back = (i + m - n) - j
+            mask[i, j] = 0 <= back < window or (j < num_sinks and back >= 0)
+    return mask
+
+
+def mask_plus_one(n, m, window, num_sinks):
     i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
-    return (i - j >= 0) & (i - j <= window)
+    return ((i - j >= 0) & (i - j <= window)) | ((j < num_sinks) & (j <= i))
 
 
-def mask_minus_one(n, m, window):
+def mask_minus_one(n, m, window, num_sinks):
     i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
-    return (j <= i) & (j > i - window + 1)
+    return ((j <= i) & (j > i - window + 1)) | ((j < num_sinks) & (j <= i))
 
 
-def mask_upper_left(n, m, window):
+def mask_upper_left(n, m, window, num_sinks):
     i, j = np.arange(n)[:, None], np.arange(m)[None, :]
-    return (i - j >= 0) & (i - j < window)
+    return ((i - j >= 0) & (i - j < window)) | ((j < num_sinks) & (j <= i))
 
 
-def mask_both_sides(n, m, window):
+def mask_both_sides(n, m, window, num_sinks):
     i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
-    return np.abs(i - j) < window
+    return (np.abs(i - j) < window) | ((j < num_sinks) & (j <= i))
 
 
-def mask_flipped(n, m, window):
-    return ~mask_right(n, m, window)
+def mask_flipped(n, m, window, num_sinks):
+    return ~mask_right(n, m, window, num_sinks)
 
 
-def mask_no_window(n, m, window):
+def mask_no_window(n, m, window, num_sinks):
     return np.tril(np.ones((n, m), dtype=bool), k=m - n)
 
 
-def mask_ints(n, m, window):
-    return mask_right(n, m, window).astype(int)
+def mask_ints(n, m, window, num_sinks):
+    return mask_right(n, m, window, num_sinks).astype(int)
 
 
-def mask_by_reference(n, m, window):
-    return anp.causal_mask(n, m, window=window)
+def mask_no_sinks(n, m, window, num_sinks):
+    i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
+    return (i - j >= 0) & (i - j < window)
+
+
+def mask_future_sinks(n, m, window, num_sinks):
+    """Keeps the first columns for every query, as lesson 13's keep_bos does."""
+    mask = mask_no_sinks(n, m, window, num_sinks)
+    mask[:, :num_sinks] = True
+    return mask
+
+
+def mask_sinks_plus_one(n, m, window, num_sinks):
+    i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
+    return ((i - j >= 0) & (i - j < window)) | ((j <= num_sinks) & (j <= i))
+
+
+def mask_sinks_and(n, m, window, num_sinks):
+    i, j = np.arange(n)[:, None] + (m - n), np.arange(m)[None, :]
+    return (i - j >= 0) & (i - j < window) & (j < num_sinks)
+
+
+def mask_by_reference(n, m, window, num_sinks):
+    mask = anp.causal_mask(n, m, window=window)
+    mask[:, :num_sinks] |= anp.causal_mask(n, m)[:, :num_sinks]
+    return mask
 
 
 # --------------------------------------------------------------------------
@@ -124,6 +161,44 @@ def ring_one_short(q, k, v, K_buf, V_buf, t):
     return anp.scaled_dot_product_attention(q[None], K_buf[rows], V_buf[rows])[0][0]
 
 
+def ring_slice_short(q, k, v, K_buf, V_buf, t):
+    """Writes first, then attends over the rows of the tokens before t only."""
+    window = K_buf.shape[0]
+    K_buf[t % window], V_buf[t % window] = k, v
+    filled = min(t, window)
+    return anp.scaled_dot_product_attention(q[None], K_buf[:filled], V_buf[:filled])[0][
+        0
+    ]
+
+
+def ring_slice_short_guarded(q, k, v, K_buf, V_buf, t):
+    """The same, with t = 0 (no rows) answered by its own value."""
+    window = K_buf.shape[0]
+    K_buf[t % window], V_buf[t % window] = k, v
+    if t == 0:
+        return v
+    f = min(t, window)
+    return anp.scaled_dot_product_attention(q[None], K_buf[:f], V_buf[:f])[0][0]
+
+
+def ring_rolled(q, k, v, K_buf, V_buf, t):
+    """A shift buffer built with np.roll: rebinds the names, the caller's stay."""
+    K_buf = np.roll(K_buf, -1, axis=0)
+    V_buf = np.roll(V_buf, -1, axis=0)
+    K_buf[-1], V_buf[-1] = k, v
+    f = min(t + 1, K_buf.shape[0])
+    return anp.scaled_dot_product_attention(q[None], K_buf[-f:], V_buf[-f:])[0][0]
+
+
+def ring_unscaled(q, k, v, K_buf, V_buf, t):
+    window = K_buf.shape[0]
+    K_buf[t % window], V_buf[t % window] = k, v
+    filled = min(t + 1, window)
+    scores = K_buf[:filled] @ q  # (filled,), no 1/sqrt(d_k)
+    weights = np.exp(scores - scores.max())
+    return (weights / weights.sum()) @ V_buf[:filled]
+
+
 ring_list_state = []
 
 
@@ -153,6 +228,7 @@ RING_PRINTS = r"✓ check_ring_buffer_step: 4 sequences decoded token for token"
 RIGHT = [
     right(check_sliding_window_mask, mask_right),
     right(check_sliding_window_mask, mask_tril_triu),
+    right(check_sliding_window_mask, mask_loops),
     right(check_ring_buffer_step, ring_right, prints=RING_PRINTS),
     right(check_ring_buffer_step, ring_with_helper, prints=RING_PRINTS),
 ]
@@ -170,6 +246,10 @@ WRONG = [
             (mask_flipped, "exactly where"),
             (mask_no_window, "changes nothing"),
             (mask_ints, "must be boolean"),
+            (mask_no_sinks, "plain sliding window"),
+            (mask_future_sinks, "a sink in its future"),
+            (mask_sinks_plus_one, "one more than num_sinks"),
+            (mask_sinks_and, "filter the window"),
             (anp.causal_mask, REFERENCE, "anp.causal_mask"),
             (functools.partial(anp.causal_mask), REFERENCE, "partial_causal_mask"),
             (mask_by_reference, REFERENCE),
@@ -179,10 +259,14 @@ WRONG = [
         check_ring_buffer_step,
         [
             (ring_all_slots, "no token has filled"),
-            (ring_before_write, "leaves out token t"),
-            (ring_no_modulo, "t % window"),
+            (ring_before_write, "before token t's k and v went in"),
+            (ring_slice_short, "stop before the row it went into"),
+            (ring_slice_short_guarded, "stop before the row it went into"),
+            (ring_no_modulo, "one past the last"),
+            (ring_rolled, "exactly as they were"),
+            (ring_unscaled, "unscaled scores"),
             (ring_one_short, "keys 1..2 (2 keys)"),
-            (ring_appends, "does not hold"),
+            (ring_appends, "exactly as they were"),
             (ring_stub, "not implemented yet"),
             (ring_by_reference, REFERENCE),
         ],
