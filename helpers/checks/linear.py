@@ -162,9 +162,12 @@ def check_delta_step(fn, *, seed=0):
         ),
         variants,
         signature="delta_step(S, q, k, v, beta)",
-        hint="S and the write are (..., d_k, d_v), an outer product with the key "
-        "first; S^T k is np.einsum('...kv,...k->...v', S, k); np.outer flattens "
-        "batch axes",
+        hint=ck.Mistake(
+            symptom="S and the write are (..., d_k, d_v), an outer product with the "
+            "key first, and every step must keep the batch axes in front",
+            fix="S^T k is np.einsum('...kv,...k->...v', S, k); np.outer flattens "
+            "batch axes",
+        ),
         tol=TOL,
         mutable=("S",),
     )
@@ -293,7 +296,10 @@ def check_causal_linear_attention(fn, *, seed=0):
         (ck.Out("output", "(n, d_v)", "One row per query."),),
         variants,
         signature="causal_linear_attention(phi_Q, phi_K, V)",
-        hint="S is (r, d_v) and z is (r,); phi_Q[i] @ S is (d_v,)",
+        hint=ck.Mistake(
+            symptom="S is (r, d_v) and z is (r,); one query's read of S is (d_v,)",
+            fix="phi_Q[i] @ S is (d_v,)",
+        ),
         tol=TOL,
     )
 
@@ -307,7 +313,8 @@ _L_NO_Z = ck.Mistake(
     "are weighted sums of the values, not weighted averages",
     why="the kernel smoother divides by Z_i = sum_j sim(q_i, k_j) = phi(q_i) . "
     "sum_j phi(k_j); without it the weights do not sum to 1",
-    fix="divide by phi(Q) @ phi(K).sum(axis=-2)[..., None], masked the same way",
+    fix="divide by phi(Q) @ phi(K).sum(axis=-2)[..., None]; causal: by phi(q_i) . z, "
+    "z the running sum of phi(k_j)",
 )
 _L_ELU = ck.Mistake(
     symptom="your default feature map gives negative features where x < 0 (it is "
@@ -332,8 +339,8 @@ _L_IGNORES_CAUSAL = ck.Mistake(
     symptom="with causal=True (this case) every query still sees every key",
     why="causal: query i sees keys j <= i + (m - n) (lower-right, as the course's "
     "masks), so later keys must not reach it",
-    fix="keep running sums over the keys and read each query at its position, or "
-    "mask phi(Q) phi(K)^T with anp.causal_mask(n, m) before normalising",
+    fix="keep running sums S and z over the key axis and read each query at its "
+    "own position, after its key is written",
 )
 _L_UPPER_LEFT = ck.Mistake(
     symptom="with n={n} queries and m={m} keys your causal query i sees keys j <= i: "
