@@ -19,10 +19,11 @@ __all__ = ["check_softmax_jacobian", "check_find_temperature"]
 # --------------------------------------------------------------------------
 
 _JAC_NO_OUTER = ck.Mistake(
-    symptom="your Jacobian is only diag(a): its off-diagonal entries are 0",
+    symptom="your Jacobian is only diag(a) (up to the temperature): its off-diagonal "
+    "entries are 0",
     why="the weights share one Z, so raising one score also lowers every other "
     "weight: d a_s / d x_t = -a_s a_t for s != t",
-    fix="J = diag(a) - a a^T, np.diag(a) - np.outer(a, a)",
+    fix="J = (diag(a) - a a^T) / T, (np.diag(a) - np.outer(a, a)) / T",
     line=r"diag",
 )
 _JAC_ELEMENTWISE = ck.Mistake(
@@ -30,14 +31,15 @@ _JAC_ELEMENTWISE = ck.Mistake(
     "of the outer product a a^T",
     why="J[s, t] = a_s (delta_st - a_t) needs every product a_s a_t, one per "
     "(s, t) pair",
-    fix="np.diag(a) - np.outer(a, a)",
+    fix="(np.diag(a) - np.outer(a, a)) / T",
     line=r"\ba\s*\*\s*a\b|\*\*\s*2",
 )
 _JAC_DIAGONAL_ONLY = ck.Mistake(
-    symptom="your Jacobian has only its diagonal a_s (1 - a_s)",
+    symptom="your Jacobian has only its diagonal, a_s (1 - a_s) (up to the "
+    "temperature)",
     why="the off-diagonal entries are -a_s a_t: every weight depends on every "
     "score through Z",
-    fix="J = np.diag(a) - np.outer(a, a)",
+    fix="J = (np.diag(a) - np.outer(a, a)) / T",
     line=r"diag",
 )
 _JAC_SCALAR = ck.Mistake(
@@ -45,59 +47,95 @@ _JAC_SCALAR = ck.Mistake(
     "sum_t a_t^2, so your off-diagonal entries are all the same",
     why="J[s, t] = a_s (delta_st - a_t): the entry (s, t) needs its own product "
     "a_s a_t, one per pair, a whole (m, m) table",
-    fix="np.diag(a) - np.outer(a, a)",
+    fix="(np.diag(a) - np.outer(a, a)) / T",
     line=r"@",
 )
 _JAC_IDENTITY = ck.Mistake(
-    symptom="your diagonal is 1 - a_s^2, not a_s (1 - a_s): where diag(a) belongs "
-    "you have the identity",
+    symptom="your diagonal is 1 - a_s^2, not a_s (1 - a_s) (up to the temperature): "
+    "where diag(a) belongs you have the identity",
     why="d a_s / d x_s = a_s (1 - a_s): the derivative of a weight is proportional "
     "to the weight itself, so the diagonal carries a_s, not 1",
-    fix="np.diag(a) - np.outer(a, a)",
+    fix="(np.diag(a) - np.outer(a, a)) / T",
     line=r"eye|identity",
+)
+_JAC_NO_T = ck.Mistake(
+    symptom="at T = {T:g} your Jacobian is section 3's, the one at T = 1: the "
+    "temperature is missing",
+    why="the softmax sees x = s / T, so moving s_t by a little moves x_t by that "
+    "over T: the chain rule multiplies section 3's Jacobian by 1 / T",
+    fix="J = (np.diag(a) - np.outer(a, a)) / T",
+    line=r"return",
+)
+_JAC_TIMES_T = ck.Mistake(
+    symptom="at T = {T:g} your Jacobian is T times section 3's: the temperature "
+    "multiplies where it should divide",
+    why="x = s / T, so d x_t / d s_t = 1 / T: a higher temperature makes the "
+    "weights less sensitive to the scores, not more",
+    fix="J = (np.diag(a) - np.outer(a, a)) / T",
+    line=r"\*\s*T\b|\bT\s*\*",
 )
 _JAC_ROWS = ck.Mistake(
     symptom="the rows of your J do not sum to 0, but they must",
     why="the weights always sum to 1, so moving score t cannot change their total: "
-    "each column of J, sum_s d a_s / d x_t, is 0; J = diag(a) - a a^T is "
-    "symmetric, so its rows sum to 0 too",
-    fix="J = np.diag(a) - np.outer(a, a)",
+    "each column of J, sum_s d a_s / d s_t, is 0; J is symmetric, so its rows sum "
+    "to 0 too",
+    fix="J = (np.diag(a) - np.outer(a, a)) / T",
 )
 _JAC_SIGN = ck.Mistake(
-    symptom="your Jacobian has the wrong sign: it is a a^T - diag(a)",
+    symptom="your Jacobian has the wrong sign: it is (a a^T - diag(a)) / T",
     why="raising score s raises its own weight (positive diagonal) and lowers the "
     "others (negative off-diagonal)",
-    fix="J = diag(a) - a a^T",
+    fix="J = (diag(a) - a a^T) / T",
     line=r"outer",
 )
 
 
-def _jacobian(a):
-    return np.diag(a) - np.outer(a, a)
+def _jacobian(a, T):
+    return (np.diag(a) - np.outer(a, a)) / T
 
 
 def check_softmax_jacobian(fn, *, seed=0):
-    """Check ``fn(a) -> J (m, m)``, the softmax Jacobian at the weights ``a`` (m,).
+    """Check ``fn(a, T) -> J (m, m)``, the Jacobian d a / d s of a = softmax(s / T).
 
-    Cases: m = 2, 5 and 32 with weights from random scores, and a near one-hot a.
+    ``a`` (m,) are the weights, ``T`` the temperature. Cases: m = 2, 5 and 32
+    with weights from random scores and T = 1, 0.5 and 4, and a near one-hot a
+    at T = 2.
     """
     rng = np.random.default_rng(seed)
     cases = [
-        ck.make_case(("a",), anp.softmax(3 * rng.standard_normal(m)), sizes={"m": m})
-        for m in (2, 5, 32)
+        ck.make_case(
+            ("a", "T"),
+            anp.softmax(3 * rng.standard_normal(m)),
+            T,
+            sizes={"m": m},
+            facts={"T": T},
+        )
+        for m, T in ((2, 1.0), (5, 0.5), (32, 4.0))
     ]
     cases.append(
         ck.make_case(
-            ("a",), anp.softmax(np.array([9.0, 0.0, -1.0])), note="near one-hot"
+            ("a", "T"),
+            anp.softmax(np.array([9.0, 0.0, -1.0])),
+            2.0,
+            facts={"T": 2.0},
+            note="near one-hot",
         )
     )
     variants = [
-        (_JAC_NO_OUTER, np.diag),
-        (_JAC_ELEMENTWISE, lambda a: np.diag(a) - a * a),
-        (_JAC_DIAGONAL_ONLY, lambda a: np.diag(a - a * a)),
-        (_JAC_SIGN, lambda a: np.outer(a, a) - np.diag(a)),
-        (_JAC_SCALAR, lambda a: np.diag(a) - a @ a),
-        (_JAC_IDENTITY, lambda a: np.eye(len(a)) - np.outer(a, a)),
+        (_JAC_NO_T, lambda a, T: _jacobian(a, 1.0)),
+        (_JAC_TIMES_T, lambda a, T: _jacobian(a, 1 / T)),
+        (_JAC_NO_OUTER, lambda a, T: np.diag(a) / T),
+        (_JAC_NO_OUTER, lambda a, T: np.diag(a)),
+        (_JAC_ELEMENTWISE, lambda a, T: (np.diag(a) - a * a) / T),
+        (_JAC_ELEMENTWISE, lambda a, T: np.diag(a) - a * a),
+        (_JAC_DIAGONAL_ONLY, lambda a, T: np.diag(a - a * a) / T),
+        (_JAC_DIAGONAL_ONLY, lambda a, T: np.diag(a - a * a)),
+        (_JAC_SIGN, lambda a, T: -_jacobian(a, T)),
+        (_JAC_SIGN, lambda a, T: -_jacobian(a, 1.0)),
+        (_JAC_SCALAR, lambda a, T: (np.diag(a) - a @ a) / T),
+        (_JAC_SCALAR, lambda a, T: np.diag(a) - a @ a),
+        (_JAC_IDENTITY, lambda a, T: (np.eye(len(a)) - np.outer(a, a)) / T),
+        (_JAC_IDENTITY, lambda a, T: np.eye(len(a)) - np.outer(a, a)),
     ]
 
     def diagnose(case, got, expected):
@@ -111,10 +149,10 @@ def check_softmax_jacobian(fn, *, seed=0):
         fn,
         cases,
         _jacobian,
-        (ck.Out("J", "(m, m)", "J[s, t] = d a_s / d score_t, one row per weight."),),
+        (ck.Out("J", "(m, m)", "J[s, t] = d a_s / d s_t, one row per weight."),),
         variants,
         diagnose,
-        signature="softmax_jacobian(a)",
+        signature="softmax_jacobian(a, T)",
         tol=(1e-9, 1e-12),
     )
 

@@ -6,6 +6,7 @@
 ``helpers.checks``.
 """
 
+import dataclasses
 import math
 from functools import partial
 
@@ -39,6 +40,14 @@ _SELF_WEIGHTS_T = ck.Mistake(
     why="each query's output is its own row of weights times V",
     fix="output = weights @ V",
     line=r"\.T\b|transpose",
+)
+
+
+# the exercise forbids the course helpers: the fix is the learner's own sum
+_SELF_COLUMNS = dataclasses.replace(
+    mk.COLUMNS_SUM_TO_1,
+    fix="normalise along the keys: e / e.sum(axis=-1, keepdims=True), with the max "
+    "also taken along axis=-1",
 )
 
 
@@ -138,7 +147,7 @@ def _self_variants():
         (mk.SCALE_D_V, v(divide_by="d_v")),
         (mk.NO_SCALE, v(divide_by="one")),
         (mk.SCALE_D_K, v(divide_by="d_k_no_sqrt")),
-        (mk.COLUMNS_SUM_TO_1, v(axis=0)),
+        (_SELF_COLUMNS, v(axis=0)),
         (_SELF_WEIGHTS_T, v(transpose=True)),
         (mk.NO_MAX, v(softmax=mk.naive_softmax)),
         (mk.GLOBAL_MAX, v(softmax=mk.global_max_softmax)),

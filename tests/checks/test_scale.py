@@ -22,8 +22,8 @@ from tests.checks.stepwise import assert_staged
 # --------------------------------------------------------------------------
 
 
-def jacobian(a):
-    return np.diag(a) - np.outer(a, a)
+def jacobian(a, T):
+    return (np.diag(a) - np.outer(a, a)) / T
 
 
 def entropy(scores):
@@ -46,12 +46,20 @@ def find_temperature(raw_scores, target_entropy, low=1e-2, high=1e3, steps=60):
 # --------------------------------------------------------------------------
 
 
-def jacobian_no_outer(a):
-    return np.diag(a)
+def jacobian_no_outer(a, T):
+    return np.diag(a) / T
 
 
-def jacobian_elementwise(a):
-    return np.diag(a) - a * a
+def jacobian_elementwise(a, T):
+    return (np.diag(a) - a * a) / T
+
+
+def jacobian_no_temperature(a, T):
+    return np.diag(a) - np.outer(a, a)
+
+
+def jacobian_times_temperature(a, T):
+    return (np.diag(a) - np.outer(a, a)) * T
 
 
 def temperature_wrong_end(raw_scores, target_entropy, low=1e-2, high=1e3, steps=60):
@@ -64,17 +72,17 @@ def temperature_wrong_end(raw_scores, target_entropy, low=1e-2, high=1e3, steps=
     return math.sqrt(low * high)
 
 
-def jacobian_scalar(a):
-    return np.diag(a) - a @ a
+def jacobian_scalar(a, T):
+    return (np.diag(a) - a @ a) / T
 
 
-def jacobian_identity(a):
-    return np.eye(len(a)) - np.outer(a, a)
+def jacobian_identity(a, T):
+    return (np.eye(len(a)) - np.outer(a, a)) / T
 
 
-def jacobian_rows_off(a):
+def jacobian_rows_off(a, T):
     """Not a known mistake: its rows do not sum to 0."""
-    return np.diag(a) - np.outer(a, a) + 0.1 * np.eye(len(a))
+    return (np.diag(a) - np.outer(a, a) + 0.1 * np.eye(len(a))) / T
 
 
 def temperature_multiplied(raw_scores, target_entropy, low=1e-2, high=1e3, steps=60):
@@ -119,6 +127,8 @@ WRONG = [
             (jacobian_scalar, "a @ a is the scalar"),
             (jacobian_identity, "you have the identity"),
             (jacobian_rows_off, "rows of your J do not sum to 0"),
+            (jacobian_no_temperature, "the temperature is missing"),
+            (jacobian_times_temperature, "multiplies where it should divide"),
         ],
     ),
     *wrong(
@@ -144,6 +154,7 @@ test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
         (check_softmax_jacobian, jacobian_scalar, "a @ a"),
         (check_softmax_jacobian, jacobian_identity, "identity"),
         (check_softmax_jacobian, jacobian_rows_off, "do not sum to 0"),
+        (check_softmax_jacobian, jacobian_no_temperature, "temperature is missing"),
         (check_find_temperature, temperature_wrong_end, "wrong way"),
         (check_find_temperature, temperature_multiplied, "multiply"),
         (check_find_temperature, temperature_summed, "summed"),

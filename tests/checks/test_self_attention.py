@@ -7,8 +7,10 @@ of W_Q, whatever d_v and d_model are.
 import math
 
 import numpy as np
+import pytest
 
-from helpers.checks import check_self_attention
+from helpers import checks
+from helpers.checks import CheckFailed, check_self_attention
 from tests.checks.catalogue import right, simple_softmax, topic_tests, wrong
 
 
@@ -60,3 +62,20 @@ WRONG = wrong(
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     topic_tests(RIGHT, WRONG)
 )
+
+
+def self_attention_columns(X, W_Q, W_K, W_V):
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    w = simple_softmax(Q @ K.T / math.sqrt(W_Q.shape[-1]), axis=0)
+    return w @ V, w
+
+
+def test_the_axis_fix_uses_no_forbidden_helper(capsys):
+    """6.2 forbids the course helpers: the fix is a sum, not softmax(...)."""
+    for _ in range(2):
+        with pytest.raises(CheckFailed):
+            check_self_attention(self_attention_columns)
+    capsys.readouterr()
+    checks.hint("self_attention")
+    out = capsys.readouterr().out
+    assert "e.sum(axis=-1, keepdims=True)" in out and "softmax(" not in out
