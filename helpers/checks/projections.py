@@ -147,6 +147,14 @@ _SHRINK_SQRT = ck.Mistake(
     fix="the factor is c ** 2",
     line=r"sqrt|\*\*",
 )
+_SHRINK_INVERSE = ck.Mistake(
+    symptom="at c = {c:g} you gave the number the scores are multiplied by; the "
+    "factor asked for is the one they are divided by",
+    why="X / c makes every score smaller when c > 1: divided by a factor above 1, "
+    "which is the same as multiplied by its inverse",
+    fix="the factor is c ** 2 (the scores become scores / c ** 2)",
+    line=r"return",
+)
 _SHRINK_DIRECTION = ck.Mistake(
     symptom="your word for the weights at c = {c:g} is the wrong way round: "
     "measure how the spread of the scores changes",
@@ -198,6 +206,8 @@ def check_shrink_prediction(fn):
                 if math.isclose(got, c)
                 else _SHRINK_SQRT.filled(case.facts)
                 if math.isclose(got, math.sqrt(c)) or math.isclose(got, c**0.25)
+                else _SHRINK_INVERSE.filled(case.facts)
+                if math.isclose(got * factor, 1.0, rel_tol=1e-9)
                 else f"at c = {c:g} your factor {got:.4g} is not what the scores do"
             )
         elif result[1] not in ("flatter", "sharper"):

@@ -84,6 +84,10 @@ def shapes_unprojected(n, d_model, d_k, d_v):
     return {**shapes(n, d_model, d_k, d_v), "Q": (n, d_model)}
 
 
+def shrink_inverse(c):
+    return 1 / c**2, "flatter" if c > 1 else "sharper"
+
+
 def shrink_linear(c):
     return c, "flatter" if c > 1 else "sharper"
 
@@ -229,6 +233,7 @@ WRONG = [
         [
             (shrink_linear, "your factor is off"),
             (shrink_always_flatter, "the wrong way round"),
+            (shrink_inverse, "the factor asked for is the one they are divided by"),
         ],
     ),
     *wrong(check_self_attention_layer, LAYER_WRONG),
