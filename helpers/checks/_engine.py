@@ -40,7 +40,6 @@ raised ``NotImplementedError`` (a stub) always ends in the one "not implemented
 yet" message, whatever the checker did with the exception.
 """
 
-import itertools
 import warnings
 from dataclasses import dataclass, field
 
@@ -49,11 +48,24 @@ import numpy as np
 from helpers._validate import fmt
 
 # re-exported: checkers write ck.Mistake, ck.CheckFailed, ck.fill
-from helpers.checks._failure import CheckFailed, Mistake, fill, short_name  # noqa: F401
-from helpers.checks._where import defined_at, fn_name, line_of, raised_at
-
-RTOL = 1e-6
-ATOL = 1e-6
+from helpers.checks._failure import (  # noqa: F401
+    CheckFailed,
+    Generated,
+    Mistake,
+    fill,
+    short_name,
+)
+from helpers.checks._generic import (  # noqa: F401  (re-exported: ck.same, ...)
+    ATOL,
+    RTOL,
+    num,
+    raised,
+    same,
+    shape_problem,
+    shape_text,
+    value_problem,
+)
+from helpers.checks._where import defined_at, fn_name, line_of, raised_at, return_line
 
 
 class CheckerBugWarning(UserWarning):
@@ -66,7 +78,7 @@ class Out:
 
     name: str
     shape: str  # the rule in words, e.g. "(..., n, d_v)"
-    hint: str = ""  # added to a wrong-shape message
+    hint: str = ""  # a wrong shape's fix: shown by checks.hint, not at once
     boolean: bool = False  # must have dtype bool
 
 
@@ -115,51 +127,11 @@ def copy(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-def shape_text(shape, sizes):
-    """``(6, 5)`` becomes ``(6, 5) = (m, d_v)`` when the sizes name each axis.
-
-    An axis of size 1 is left unnamed: it may as well be a kept axis (keepdims,
-    q[None]) as a size that happens to be 1.
-    """
-    names = []
-    for size in shape:
-        match = [k for k, v in sizes.items() if v == size and size != 1]
-        names.append(match[0] if len(match) == 1 else str(size))
-    text = fmt(shape)
-    if any(not x.isdigit() for x in names):
-        text += " = (" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
-    return text
-
-
-def same(a, b, tol=(RTOL, ATOL)):
-    """Same shape and equal within the tolerance (nan equals nan)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    with np.errstate(all="ignore"):
-        return bool(
-            np.allclose(
-                a.astype(np.float64),
-                b.astype(np.float64),
-                rtol=tol[0],
-                atol=tol[1],
-                equal_nan=True,
-            )
-        )
-
-
 def as_tuple(result, count):
     items = (result,) if count == 1 else tuple(result)
     if len(items) != count:
         raise ValueError(f"expected {count} values, got {len(items)}")
     return tuple(np.asarray(x) for x in items)
-
-
-def num(value):
-    value = np.asarray(value)
-    if value.dtype == np.bool_:
-        return str(bool(value))
-    return f"{float(value):.6g}"
 
 
 def not_implemented(name, fn):
@@ -174,7 +146,7 @@ def not_implemented(name, fn):
 
 def require_function(name, fn):
     """Fail unless ``fn`` is a function (not, say, its result)."""
-    if not callable(fn):
+    if not callable(getattr(fn, "__wrapped__", fn)):  # a wrapper of a result too
         raise CheckFailed(
             name,
             f"{name} needs your function itself, e.g. {name}(my_function), not "
@@ -197,17 +169,19 @@ def call(name, fn, case, signature, hint, mutable=()):
     except NotImplementedError:
         raise not_implemented(name, fn) from None
     except Exception as err:
-        advice = ""
-        if isinstance(err, TypeError) and "argument" in str(err):
-            advice = f" Your function must accept the arguments of {signature}."
-        elif isinstance(err, (ValueError, IndexError)) and hint:
-            advice = f" Hint: {hint}"
-        text = str(err).splitlines()[0] if str(err) else ""
+        if isinstance(getattr(err, "mistake", None), Mistake):  # _refuse.Refused
+            raise CheckFailed(
+                name,
+                err.mistake,
+                f"inputs: {case.label}",
+                raised_at(err) or look_at(fn, err.mistake),
+            ) from None
+        where = raised_at(err) or defined_at(fn)
         raise CheckFailed(
             name,
-            f"your function raised {type(err).__name__}: {text}.{advice}",
+            raised(err, case, hint, signature, where),
             f"inputs: {case.label}",
-            raised_at(err) or defined_at(fn),
+            where,
         ) from err
     passed = list(zip(case.names, case.args, args, strict=True)) + [
         (k, case.kwargs[k], kwargs[k]) for k in kwargs
@@ -295,32 +269,12 @@ def dtype_problem(got, outputs):
     return None
 
 
-def shape_problem(got, expected, outputs, case, tol):
-    """A message for values returned in the wrong order or with a wrong shape."""
-    if len(got) > 1 and [g.shape for g in got] != [e.shape for e in expected]:
-        for order in itertools.permutations(range(len(got))):
-            # order[j] is the position where the learner returned output j
-            if all(same(got[p], e, tol) for p, e in zip(order, expected, strict=True)):
-                returned = ", ".join(
-                    outputs[order.index(p)].name for p in range(len(got))
-                )
-                right = ", ".join(o.name for o in outputs)
-                return f"you returned ({returned}); return them in the order ({right})"
-    for out, g, e in zip(outputs, got, expected, strict=True):
-        if g.shape != e.shape:
-            rule = "" if out.shape == fmt(e.shape) else f"{out.shape} = "
-            return (
-                f"`{out.name}` has shape {shape_text(g.shape, case.sizes)} but it "
-                f"should be {rule}{fmt(e.shape)}. {out.hint}"
-            ).rstrip()
-    return None
-
-
-def look_at(fn, message):
-    """The learner's line a Mistake's ``line`` finds, else their function."""
+def look_at(fn, message, output=""):
+    """The learner's line a Mistake's ``line`` finds, else their ``return`` line
+    (the one that returns ``output``, if named), else their function."""
     if isinstance(message, Mistake) and message.line:
         return line_of(fn, message.line)
-    return defined_at(fn)
+    return return_line(fn, output)
 
 
 def quietly(step, *args):
@@ -366,35 +320,6 @@ def match_variant(got, expected, case, variants, tol):
     return None
 
 
-def value_problem(got, expected, outputs, tol):
-    """Where the first wrong output differs most from the reference."""
-    right = [
-        o.name
-        for o, g, e in zip(outputs, got, expected, strict=True)
-        if same(g, e, tol)
-    ]
-    for out, g, e in zip(outputs, got, expected, strict=True):
-        if same(g, e, tol):
-            continue
-        g64, e64 = g.astype(np.float64), e.astype(np.float64)
-        diff = np.where(np.isnan(g64) != np.isnan(e64), np.inf, np.abs(g64 - e64))
-        diff = np.nan_to_num(diff, nan=0.0, posinf=np.inf)
-        index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
-        where = f" at index {tuple(int(i) for i in index)}" if index else ""
-        message = (
-            f"`{out.name}` is wrong{where}: you have {num(g[index])}, "
-            f"the reference has {num(e[index])}"
-        )
-        if right:
-            message += (
-                f". Your {', '.join(f'`{r}`' for r in right)} "
-                f"match{'es' if len(right) == 1 else ''} the reference, so look at "
-                f"the steps that compute `{out.name}` from there"
-            )
-        return message
-    return None
-
-
 def explain(case, got, expected, outputs, variants, diagnose, tol):
     """The most likely mistake behind a wrong answer, as a message.
 
@@ -414,8 +339,18 @@ def explain(case, got, expected, outputs, variants, diagnose, tol):
         template = quietly(diagnose, case, got, expected)
         if template is not None:
             return fill(template, facts)
-    message = quietly(value_problem, got, expected, outputs, tol)
+    message = quietly(value_problem, got, expected, outputs, tol, case.label)
     return message or "your answer differs from the reference"
+
+
+def _first_wrong(got, expected, outputs, tol):
+    """The name of the first output that differs from the reference, or ""."""
+    if isinstance(got, str):
+        return ""
+    for out, g, e in zip(outputs, got, expected, strict=True):
+        if not same(g, e, tol):
+            return out.name
+    return ""
 
 
 def run(
@@ -437,7 +372,9 @@ def run(
     """Run ``fn`` on every case, compare it with ``reference``, explain a mismatch.
 
     ``signature`` is quoted when ``fn`` rejects an argument; ``hint`` is added
-    when ``fn`` raises a shape error (ValueError or IndexError). ``inspect(case,
+    when ``fn`` raises a shape error (ValueError or IndexError): a string of
+    words, or a :class:`Mistake` whose symptom (words) is shown at once and
+    whose fix (code) only on ``checks.hint`` (see ``_generic.raised``). ``inspect(case,
     got)`` may reject an answer before the comparison (e.g. a wrong dtype);
     ``tol`` is the (rtol, atol) of every comparison; the arguments named in
     ``mutable`` may be changed in place. ``announce`` prints the success line.
@@ -462,7 +399,7 @@ def run(
                 name,
                 message,
                 f"case {number} of {len(cases)}: {case.label}",
-                look_at(fn, message),
+                look_at(fn, message, _first_wrong(got, expected, outputs, tol)),
             )
     if announce:
         print(f"✓ {name}: {len(cases)} cases passed")

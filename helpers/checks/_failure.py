@@ -67,6 +67,32 @@ class Mistake:
         return " ".join(part for part in (self.symptom, self.why, self.fix) if part)
 
 
+@dataclass(frozen=True)
+class Generated:
+    """A message the engine wrote for a failure no Mistake names (a shape, a crash).
+
+    ``text`` is shown first; ``why`` is added when the same text comes back;
+    ``fix`` (code) and ``method`` (how to find the mistake) are for
+    ``checks.hint``.
+    """
+
+    text: str
+    why: str = ""
+    fix: str = ""
+    method: str = ""
+
+    def __str__(self):
+        return self.text
+
+
+def _sentence(text):
+    """``text`` ending in one full stop; an ellipsis ("...", "…") is kept as is."""
+    text = text.rstrip()
+    if text.endswith(("...", "…")):
+        return text
+    return text.removesuffix(".") + "."
+
+
 def short_name(checker):
     """``check_online_softmax (update)`` -> ``online_softmax``, for checks.hint."""
     name = checker.split(" ")[0]
@@ -81,12 +107,23 @@ class CheckFailed(AssertionError):
     the checker's internals. ``err.mistake`` is the :class:`Mistake` (None for a
     generated message, e.g. a wrong shape), ``err.diagnosis`` the text shown:
     the symptom at step 1, the symptom and the why at step 2 (``err.stage``).
+    A :class:`Generated` message is told in the same steps when it has a why,
+    a fix or a method; ``err.why``, ``err.fix`` and ``err.method`` hold them.
     """
 
     def __init__(self, checker, message, case="", where=""):
         self.checker = checker
         self.mistake = message if isinstance(message, Mistake) else None
+        told = message if isinstance(message, Generated) else None
         self.message = str(message) if self.mistake is None else ""
+        source = self.mistake or told
+        self.why = source.why if source else ""
+        self.fix = source.fix if source else ""
+        self.method = told.method if told else ""
+        if self.mistake is not None:
+            self.key = self.mistake.key
+        else:  # a generated message repeats when its text does
+            self.key = self.message if (self.why or self.fix or self.method) else None
         self.case = case
         self.where = where
         self.show(1)
@@ -94,13 +131,11 @@ class CheckFailed(AssertionError):
     def show(self, stage):
         """Show step ``stage`` of the diagnosis: 1 the symptom, 2 adds the why."""
         self.stage = stage
-        mistake = self.mistake
-        if mistake is None:
-            self.diagnosis = self.message
-        elif stage >= 2 and mistake.why:
-            self.diagnosis = f"{mistake.symptom.rstrip('.')}. Why: {mistake.why}"
+        symptom = self.mistake.symptom if self.mistake is not None else self.message
+        if stage >= 2 and self.why:
+            self.diagnosis = f"{_sentence(symptom)} Why: {self.why}"
         else:
-            self.diagnosis = mistake.symptom
+            self.diagnosis = symptom
         text = f"{self.checker}: {self.diagnosis}"
         if self.case:
             text += f"\n  ({self.case})"
@@ -111,10 +146,13 @@ class CheckFailed(AssertionError):
         self.args = (text,)
 
     def offers_fix(self):
-        return self.stage >= 2 and self.mistake is not None
+        """From step 2, when checks.hint has a fix or a method to give."""
+        told = self.mistake is not None or self.fix or self.method
+        return self.stage >= 2 and bool(told)
 
     def hint_line(self):
-        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows the fix.'
+        what = "the fix" if self.fix or self.mistake is not None else "how to find it"
+        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows {what}.'
 
     def _render_traceback_(self):
         red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"

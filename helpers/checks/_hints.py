@@ -12,7 +12,8 @@ the one path a check goes through. The wrapper
   :meth:`CheckFailed.show`); a different mistake starts at step one again;
 - forgets a checker's steps when it passes, so a mistake that comes back after a
   pass starts with its symptom again;
-- keeps the checker's last failure, whose fix :func:`hint_text` gives on request
+- keeps the checker's last failure, whose fix (or, for a failure no Mistake
+  names, the method the engine wrote for it) :func:`hint_text` gives on request
   (``checks.hint("check_xxx")``).
 """
 
@@ -71,7 +72,7 @@ def _watch(value, stubs):
 
 def _stage(name, err):
     """Show ``err`` at its step and remember it as ``name``'s last failure."""
-    key = err.mistake.key if err.mistake is not None else None
+    key = err.key  # None: a generated message with nothing more to tell
     with _LOCK:
         if key is not None:
             count = _COUNTS.get((name, key), 0) + 1
@@ -113,17 +114,31 @@ def checker(check):
     return wrapper
 
 
+def _doc(check):
+    return inspect.getdoc(getattr(check, "__checker__", check)) or ""
+
+
 def _method(check):
     """What the checker expects, from its docstring: the fallback of a hint."""
-    doc = inspect.getdoc(getattr(check, "__checker__", check)) or ""
-    first = doc.split("\n\n")[0].replace("``", "").replace("\n", " ")
+    first = _doc(check).split("\n\n")[0].replace("``", "").replace("\n", " ")
     return first.removeprefix("Check ").strip()
+
+
+def _steps(check):
+    """The checker's documented steps (a docstring paragraph "Steps: ..."), or ""."""
+    for paragraph in _doc(check).split("\n\n"):
+        if paragraph.startswith("Steps:"):
+            return " ".join(paragraph.replace("``", "").split())
+    return ""
 
 
 def hint_text(name, known):
     """The hint for checker ``name`` (``check_x`` or ``x``); ``known`` maps names.
 
-    ``known`` is ``{"check_x": checker}`` for every exported checker.
+    ``known`` is ``{"check_x": checker}`` for every exported checker. The hint
+    is the last failure's why and fix; without a fix, the method the engine
+    wrote for it (which output, which case, how to find the step that differs)
+    and the checker's documented steps; else what the checker expects.
     """
     text = str(name).strip()
     full = text if text.startswith("check_") else f"check_{text}"
@@ -141,12 +156,16 @@ def hint_text(name, known):
         )
     if last == "passed":
         return f"{full} passed on its last run: nothing to fix."
-    mistake = last.mistake
     lines = [f"Hint for {full}, on its last failure:"]
-    if mistake is not None and mistake.why:
-        lines.append(f"  Why: {mistake.why}")
-    if mistake is not None and mistake.fix:
-        lines.append(f"  Fix: {mistake.fix}")
-    else:
+    if last.why:
+        lines.append(f"  Why: {last.why}")
+    if last.fix:
+        lines.append(f"  Fix: {last.fix}")
+    if last.method and not (last.mistake is not None and last.fix):
+        lines.append(f"  The method: {last.method}")
+        steps = _steps(known[full])
+        if steps:
+            lines.append(f"  {steps}")
+    elif not last.fix:
         lines.append(f"  The method: {full} checks {method}")
     return "\n".join(lines)

@@ -174,11 +174,12 @@ OUTPUT_TRANSPOSED = Mistake(
     fix="output = weights @ V, (n, m) @ (m, d_v)",
     line=r"@|\.T\b|transpose|swapaxes",
 )
-PRODUCT_ORDER_HINT = (
-    "check the order of the matrix products and which matrix you transpose: "
-    "scores = Q @ K^T is (..., n, m) and output = weights @ V is (..., n, d_v). "
-    "For batched inputs transpose only the last two axes, "
-    "np.swapaxes(K, -1, -2); K.T reverses all of them"
+PRODUCT_ORDER_HINT = Mistake(  # run(hint=...): the words at once, the code on request
+    symptom="check the order of the matrix products and which axes a transpose "
+    "swaps: the scores are (..., n, m) and the output (..., n, d_v), and with "
+    "batch axes only the last two axes of K trade places",
+    fix="scores = Q @ np.swapaxes(K, -1, -2) is (..., n, m) and output = "
+    "weights @ V is (..., n, d_v); K.T reverses all the axes, batch ones too",
 )
 
 

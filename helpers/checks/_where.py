@@ -2,8 +2,10 @@
 
 A failed check ends with "Look at: ..." (see ``CheckFailed`` in
 ``helpers.checks._engine``). These functions find that place: the learner's function
-by name and where it is defined, or the last line of the learner's own code in a
-traceback, skipping the frames of ``helpers`` and of installed packages. Inside
+by name and where it is defined, the line of theirs that returns an output, or
+the last line of the learner's own code in a traceback, skipping the frames of
+``helpers`` (all of it: a learner's call to an ``anp`` helper that raised points
+at their call) and of installed packages. Inside
 IPython a place reads ``Cell In[12], line 3``, as in IPython's own tracebacks;
 elsewhere ``file.py, line 3``.
 """
@@ -14,7 +16,7 @@ import re
 import traceback
 from pathlib import Path
 
-_HELPERS = Path(__file__).resolve().parent
+_HELPERS = Path(__file__).resolve().parent.parent  # helpers/, not only checks/
 
 
 def fn_name(fn):
@@ -64,18 +66,51 @@ def raised_at(err):
     return f"{where}: {code}" if code else where
 
 
-def line_of(fn, pattern):
-    """The learner's first line matching ``pattern``, e.g.
-    ``my_mask, Cell In[4], line 3: return np.tril(ones)``; else ``defined_at``.
-    """
+def _source(fn):
+    """``(code, lines, first line number)`` of ``fn``, or None without source."""
     code = getattr(fn, "__code__", None) or getattr(
         inspect.unwrap(fn), "__code__", None
     )
     try:
         lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError):  # no source: a built-in, or code from exec
+        return None
+    return code, lines, max(start, 1)
+
+
+def return_line(fn, output=""):
+    """The learner's one ``return`` line (the one that names ``output``, if
+    several return), e.g. ``my_softmax, Cell In[4], line 5: return e / Z``;
+    ``defined_at`` when a simple scan of the source cannot tell which.
+    """
+    found = _source(fn)
+    if found is None:
         return defined_at(fn)
-    for number, text in enumerate(lines, max(start, 1)):
+    code, lines, start = found
+    returns = [
+        (number, text.strip())
+        for number, text in enumerate(lines, start)
+        if re.match(r"\s*return\b\s*\S", text)
+    ]
+    if not returns:
+        return defined_at(fn)
+    word = rf"\b{re.escape(output)}\b"
+    named = [r for r in returns if output and re.search(word, r[1])]
+    if len(named or returns) != 1:  # several returns: the scan would guess
+        return defined_at(fn)
+    number, text = (named or returns)[0]
+    return f"{fn_name(fn)}, {_place(code.co_filename, number)}: {text}"
+
+
+def line_of(fn, pattern):
+    """The learner's first line matching ``pattern``, e.g.
+    ``my_mask, Cell In[4], line 3: return np.tril(ones)``; else ``defined_at``.
+    """
+    found = _source(fn)
+    if found is None:
+        return defined_at(fn)
+    code, lines, start = found
+    for number, text in enumerate(lines, start):
         stripped = text.strip()
         if stripped.startswith(("#", "@", "def ", '"', "'")) and len(lines) > 1:
             continue  # a comment, decorator, signature or docstring: not the mistake

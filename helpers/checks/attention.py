@@ -229,8 +229,11 @@ def check_attention_one_query(fn, *, seed=0):
         variants,
         _diagnose_one_query,
         signature="attention_one_query(q, K, V, scale=None)",
-        hint="the shapes are q (d_k,), K (m, d_k), V (m, d_v); the scores "
-        "K @ q are (m,) and y = weights @ V is (d_v,)",
+        hint=ck.Mistake(
+            symptom="q is (d_k,), K (m, d_k) and V (m, d_v): the scores are one "
+            "number per key, (m,), and y is one value row, (d_v,)",
+            fix="scores = K @ q is (m,) and y = weights @ V is (d_v,)",
+        ),
     )
 
 

@@ -109,8 +109,11 @@ def check_rope_halves(fn, *, seed=0):
         (ck.Out("rotated", "the shape of x, (..., n, d)"),),
         mistakes,
         signature="my_rope_halves(x, positions)",
-        hint="x has shape (..., n, d): x[..., :d // 2] and x[..., d // 2:] are the "
-        "two halves, (..., n, d/2) each",
+        hint=ck.Mistake(
+            symptom="x has shape (..., n, d): the two halves are the first and the "
+            "last d/2 features of the last axis, (..., n, d/2) each",
+            fix="x[..., :d // 2] and x[..., d // 2:] are the two halves",
+        ),
         tol=(1e-5, 1e-6),  # angles in float32, as some reference code computes them
     )
 

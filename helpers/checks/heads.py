@@ -341,11 +341,14 @@ def check_multi_head_attention(fn, *, seed=0):
             mk.diagnose_weights,
             signature="multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads, "
             "mask=None, kv=None)",
-            hint="Q = X @ W_Q is (batch, n, d_model); split it into "
-            "(batch, num_heads, n, d_k) by reshaping to (batch, n, num_heads, d_k) "
-            "and swapping axes 1 and 2. K and V come from kv (X when kv is None), "
-            "so they have m rows. Per head, scores = Q @ np.swapaxes(K, -1, -2) is "
-            "(batch, num_heads, n, m)",
+            hint=ck.Mistake(
+                symptom="Q is (batch, n, d_model) before the split and (batch, "
+                "num_heads, n, d_k) after it; K and V come from kv (X when kv is "
+                "None), so they have m rows, and each head's scores are (batch, "
+                "num_heads, n, m)",
+                fix="reshape Q = X @ W_Q to (batch, n, num_heads, d_k) and swap "
+                "axes 1 and 2; per head, scores = Q @ np.swapaxes(K, -1, -2)",
+            ),
         )
     except ck.CheckFailed as failure:
         if isinstance(failure.__cause__, ValueError) and _values_from_x(fn, seed):

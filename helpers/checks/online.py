@@ -256,8 +256,11 @@ def _check_updates(update, cases):
         variants,
         _diagnose_update,
         signature="update(m, l, acc, scores_block, V_block)",
-        hint="m and l are (n, 1), acc (n, d_v), scores_block (n, b), V_block "
-        "(b, d_v): reduce the block with axis=1, keepdims=True",
+        hint=ck.Mistake(
+            symptom="m and l are (n, 1), acc (n, d_v), scores_block (n, b), V_block "
+            "(b, d_v): a block's max and sum keep one column per query",
+            fix="reduce the block with axis=1, keepdims=True",
+        ),
         tol=(1e-9, 1e-12),
         mutable=("m", "l", "acc"),
         announce=False,

@@ -102,8 +102,11 @@ def check_self_attention(fn, *, seed=0):
         _self_variants(),
         mk.diagnose_weights,
         signature="self_attention(X, W_Q, W_K, W_V)",
-        hint="Q = X @ W_Q is (n, d_k), K = X @ W_K (n, d_k), V = X @ W_V (n, d_v); "
-        "scores = Q @ K.T is (n, n)",
+        hint=ck.Mistake(
+            symptom="Q and K are (n, d_k) and V (n, d_v), all three from X; the "
+            "scores compare every query with every key, (n, n)",
+            fix="Q = X @ W_Q, K = X @ W_K, V = X @ W_V; scores = Q @ K.T is (n, n)",
+        ),
     )
 
 

@@ -137,9 +137,12 @@ def check_softmax(fn, *, seed=0):
         variants,
         _diagnose_softmax,
         signature="softmax(x, axis=-1)",
-        hint="if NumPy says the shapes could not be broadcast together, keep the "
-        "reduced axis: x.max(axis=axis, keepdims=True) and "
-        "e.sum(axis=axis, keepdims=True)",
+        hint=ck.Mistake(
+            symptom="if NumPy says the shapes could not be broadcast together, a max "
+            "or a sum dropped the axis it reduced",
+            fix="keep the reduced axis: x.max(axis=axis, keepdims=True) and "
+            "e.sum(axis=axis, keepdims=True)",
+        ),
     )
 
 
@@ -324,8 +327,12 @@ def check_masked_softmax(fn, *, seed=0):
         variants,
         _diagnose_masked,
         signature="masked_softmax(scores, mask)",
-        hint="the mask may have fewer axes than the scores: np.where(mask, scores, "
-        "-np.inf) broadcasts it; reduce with axis=-1, keepdims=True",
+        hint=ck.Mistake(
+            symptom="the mask may have fewer axes than the scores, and a max or sum "
+            "over the keys must keep its axis",
+            fix="np.where(mask, scores, -np.inf) broadcasts it; reduce with "
+            "axis=-1, keepdims=True",
+        ),
         inspect=_keep_dtype,
         tol=(1e-2, 2e-3),  # float16 keeps about 3 decimal digits
     )

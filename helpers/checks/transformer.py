@@ -123,7 +123,11 @@ def check_rope(fn, *, seed=0):
         (ck.Out("rotated", "(n, d)", "RoPE keeps the shape of x."),),
         _ROPE_MISTAKES,
         signature="my_rope(x, positions)",
-        hint="x has shape (n, d): x[:, 0::2] and x[:, 1::2] are (n, d/2)",
+        hint=ck.Mistake(
+            symptom="x has shape (n, d): its even and its odd features are (n, d/2) "
+            "each",
+            fix="x[:, 0::2] and x[:, 1::2] are (n, d/2)",
+        ),
         tol=(1e-5, 1e-6),  # angles in float32, as some reference code computes them
     )
 

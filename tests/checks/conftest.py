@@ -22,6 +22,7 @@ def fresh_hint_steps():
     _hints.reset()
     yield
 
+
 HERE = Path(__file__).parent
 CHECKER_BUG_IS_AN_ERROR = pytest.mark.filterwarnings(
     "error::helpers.checks._engine.CheckerBugWarning"

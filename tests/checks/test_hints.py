@@ -72,10 +72,8 @@ def test_a_mistake_is_told_in_steps(checker, fns, says, capsys):
     capsys.readouterr()
     checks.hint(checker.__name__)
     hinted = " ".join(capsys.readouterr().out.split())
-    if mistake is None:  # a generated message (a shape, a crash): one step
-        assert second.mistake is None and second.diagnosis == first.diagnosis
-        assert "checks.hint" not in str(second)
-        assert f"The method: {checker.__name__} checks" in hinted
+    if mistake is None:  # a generated message (a shape, a value, a crash)
+        assert_generated_in_steps(checker, first, second, hinted)
         return
     assert first.stage == 1
     assert first.diagnosis == mistake.symptom
@@ -88,6 +86,27 @@ def test_a_mistake_is_told_in_steps(checker, fns, says, capsys):
         assert second.mistake.key == mistake.key  # the same mistake, told again
         assert second.stage == 2 and parts(mistake.why) in flat(second)
     assert "checks.hint(" in str(second)
+
+
+def assert_generated_in_steps(checker, first, second, hinted):
+    """A generated message: the words first; on a repeat the why of its kind (a
+    shape, a crash) and the pointer; the code and the method only on request."""
+    assert first.stage == 1 and second.mistake is None
+    if first.key is None:  # nothing more to tell (e.g. returned None)
+        assert second.diagnosis == first.diagnosis
+        assert "checks.hint" not in str(second)
+        assert f"The method: {checker.__name__} checks" in hinted
+        return
+    assert second.stage == 2 and "checks.hint(" in str(second)
+    if first.why:
+        assert "Why:" not in str(first)
+        assert f"Why: {parts(first.why)}" in flat(second)
+    if first.fix:
+        assert parts(first.fix) not in flat(first), "the first failure gave code"
+        assert parts(first.fix) not in flat(second), "the code came unasked"
+        assert f"Fix: {parts(first.fix)}" in hinted
+    if first.method:
+        assert f"The method: {parts(first.method)}" in hinted
 
 
 # --------------------------------------------------------------------------

@@ -158,7 +158,7 @@ WRONG = [
             (softmax_not_normalised, "do not sum to 1"),
             (softmax_divides_by_max, "do not sum to 1"),
             (softmax_flattened, "has shape"),
-            (softmax_no_keepdims, "keepdims=True"),
+            (softmax_no_keepdims, "dropped the axis it reduced"),  # code: on hint
             (softmax_in_place, "changed its input `x` in place"),
             (softmax_no_return, "did you forget `return`"),
             (softmax_returns_z_too, "not an array of numbers"),
