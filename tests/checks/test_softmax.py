@@ -142,6 +142,14 @@ def masked_global_max(scores, mask):
     return e / np.where(total == 0, 1, total)
 
 
+def softmax_calls_the_helper(x, axis=-1):
+    return anp.softmax(x, axis=axis)
+
+
+def masked_with_the_helper(scores, mask):
+    return anp.softmax(np.where(mask, scores, -np.inf)).astype(scores.dtype)
+
+
 RIGHT = [
     right(check_softmax, anp.softmax, id="softmax-helper"),
     right(check_softmax, simple_softmax, id="softmax-simple"),
@@ -158,6 +166,7 @@ WRONG = [
             (softmax_not_normalised, "do not sum to 1"),
             (softmax_divides_by_max, "do not sum to 1"),
             (softmax_flattened, "has shape"),
+            (softmax_calls_the_helper, "you called anp.softmax"),
             (softmax_no_keepdims, "dropped the axis it reduced"),  # code: on hint
             (softmax_in_place, "changed its input `x` in place"),
             (softmax_no_return, "did you forget `return`"),
@@ -174,6 +183,7 @@ WRONG = [
         [
             # lesson 03 exercise 1: float16 under a mask
             (masked_minus_1e9, "spreads the weight evenly"),
+            (masked_with_the_helper, "you called anp.softmax"),
             (masked_minus_1e9_times_any, "np.float16(-1e9) is -inf"),
             (masked_unguarded, "gives nan"),
             (masked_flipped, "polarity is flipped"),
