@@ -29,6 +29,11 @@ told it in steps, remembered per kernel for each (checker, mistake):
 - ``checks.hint("check_xxx")`` (or ``"xxx"``) prints the fix of that checker's
   last diagnosed mistake, or what the checker expects when there is no fix.
 
+A failure no Mistake names (a wrong shape or value, an exception) is worded by
+``helpers.checks._generic`` as a :class:`Generated` message, told in the same
+steps: its repeat adds the why of its kind, and ``checks.hint`` gives the
+method (which output, case and index; how to find the step that differs).
+
 A different mistake starts at step one again. A passing run forgets the
 checker's steps: a mistake that comes back after a pass is a new attempt and
 starts with its symptom. nbgrader runs each check cell once in a fresh kernel,

@@ -282,3 +282,71 @@ def test_cases_are_the_same_every_time():
     assert len(first) == len(seen) >= 5
     for a, b in zip(first, seen, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# Where to look, and how a shape and a symptom read
+# --------------------------------------------------------------------------
+
+
+def qkv_through_a_helper(Q, K, V):
+    # K.T: the helper's own validation (helpers/_validate.py) raises
+    return anp.scaled_dot_product_attention(Q, K.T, V)
+
+
+def test_a_helpers_exception_points_at_the_learners_call_not_into_helpers():
+    from helpers.checks._where import raised_at
+
+    with pytest.raises(ValueError) as info:
+        qkv_through_a_helper(np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 5)))
+    where = raised_at(info.value)
+    assert where.startswith("qkv_through_a_helper, test_engine.py, line")
+    assert where.endswith("anp.scaled_dot_product_attention(Q, K.T, V)")
+    assert "_validate.py" not in where and "attention_np.py" not in where
+
+
+def softmax_twice(x, axis=-1):
+    w = simple_softmax(x, axis)
+    return w * 2
+
+
+def softmax_two_returns(x, axis=-1):
+    if x.ndim == 1:
+        return simple_softmax(x) * 2
+    return simple_softmax(x, axis) * 2
+
+
+def test_a_wrong_output_points_at_the_one_return_line():
+    from helpers.checks._where import return_line
+
+    with pytest.raises(ck.CheckFailed) as info:
+        checks.check_softmax(softmax_twice)
+    assert re.search(
+        r"softmax_twice, test_engine\.py, line \d+: return w \* 2$", info.value.where
+    )
+    # two returns: the scan does not guess, the def line it is
+    where = return_line(softmax_two_returns, "result")
+    assert re.fullmatch(r"softmax_two_returns \(test_engine\.py, line \d+\)", where)
+
+
+@pytest.mark.parametrize("ending", ["...", "…"])
+def test_an_ellipsis_ending_a_symptom_survives_the_why(ending):
+    mistake = ck.Mistake(
+        symptom=f"your heads are h, h + 2 * num_heads, {ending}", why="w"
+    )
+    err = ck.CheckFailed("check_x", mistake)
+    err.show(2)
+    assert err.diagnosis == f"your heads are h, h + 2 * num_heads, {ending} Why: w"
+    plain = ck.CheckFailed("check_x", ck.Mistake(symptom="wrong.", why="w"))
+    plain.show(2)
+    assert plain.diagnosis == "wrong. Why: w"
+
+
+def test_an_axis_is_named_only_where_its_size_does_not_guess():
+    sizes = {"n": 3, "d_v": 2}
+    # (n - 1, d_v) with n - 1 == d_v: the first axis is not d_v
+    assert ck.shape_text((2, 2), sizes, (3, 2)) == "(2, 2) = (2, d_v)"
+    assert ck.shape_text((2, 3), sizes, (3, 2)) == "(2, 3) = (d_v, n)"  # transposed
+    assert ck.shape_text((2,), sizes, (3, 2)) == "(2,) = (d_v,)"  # an axis dropped
+    assert ck.shape_text((4, 2), {"m": 4, **sizes}, (3, 2)) == "(4, 2) = (m, d_v)"
+    assert ck.shape_text((6, 5), {"m": 6, "d_v": 5}) == "(6, 5) = (m, d_v)"

@@ -4,7 +4,8 @@ For every known-wrong answer of the catalogue (each topic file's ``WRONG``),
 run its checker twice from a fresh hint state: the first message names the
 mistake (the topic file's keyword) without its why or its fix; the second adds
 the why and points at ``checks.hint``; ``checks.hint(...)`` then prints the fix
-(or, for a generated message with no fix, what the checker expects). Then the
+(for a generated message, the why of its kind on the repeat, and its code and
+method on request; with none, what the checker expects). Then the
 engine's memory: per checker and mistake, a different mistake starts at step
 one, a pass forgets the checker's steps, and the messages of ``checks.hint``
 when nothing failed or the name is unknown.
@@ -17,6 +18,7 @@ import pytest
 
 from helpers import attention_np as anp
 from helpers import checks
+from helpers.checks import _engine as ck
 from helpers.checks import _hints
 from helpers.checks._engine import CheckFailed
 from tests.checks.catalogue import _name, simple_sdpa, simple_softmax, topic_modules
@@ -241,3 +243,89 @@ def test_the_first_step_alone_says_what_and_where(capsys):
 def test_the_learners_stub_is_not_the_line_for_a_reference_helper():
     """The watcher passes a helper through unchanged (it is not the learner's)."""
     assert checks.check_causal_mask(anp.causal_mask) is True
+
+
+# --------------------------------------------------------------------------
+# The engine's own messages (no Mistake names them), told in the same steps
+# --------------------------------------------------------------------------
+
+
+def softmax_rows_reversed(x, axis=-1):
+    w = simple_softmax(x, axis)
+    return w[..., ::-1]  # the right numbers, in the wrong places
+
+
+def softmax_kept_axis(x, axis=-1):
+    return simple_softmax(x, axis)[..., None]
+
+
+def softmax_broadcast_crash(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis))
+    return e / e.sum(axis=axis)
+
+
+def test_a_wrong_value_gets_a_method_naming_the_output_case_and_index(capsys):
+    first = fail(checks.check_softmax, (softmax_rows_reversed,))
+    assert first.mistake is None and "`result` is wrong at index (1, 1)" in str(first)
+    assert "checks.hint" not in str(first)
+    second = fail(checks.check_softmax, (softmax_rows_reversed,))
+    assert 'checks.hint("softmax") shows how to find it' in str(second)
+    checks.hint("softmax")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The method: run your function on this case's inputs (x (3, 5))" in out
+    assert "print each intermediate" in out
+    assert "the first output that differs is `result` at index (1, 1)" in out
+    assert "fn(x, axis=-1)" not in out  # not the signature again
+
+
+def test_a_wrong_shape_adds_why_of_its_kind_on_the_repeat(capsys):
+    first = fail(checks.check_softmax, (softmax_kept_axis,))
+    assert "Why:" not in str(first)
+    assert "rescales every entry" not in str(first)  # Out.hint: on request only
+    second = fail(checks.check_softmax, (softmax_kept_axis,))
+    assert "Why: each axis of an output has a meaning" in flat(second)
+    assert "an axis was kept or added" in flat(second)
+    checks.hint("softmax")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Fix: Softmax rescales every entry" in out
+    assert "print the shape of each array it computes" in out
+
+
+def test_a_crash_gives_words_first_then_why_and_its_code_on_request(capsys):
+    first = fail(checks.check_softmax, (softmax_broadcast_crash,))
+    assert "raised ValueError" in str(first)
+    assert "dropped the axis it reduced" in str(first)  # the checker's words
+    assert "keepdims" not in str(first) and "Why:" not in str(first)
+    assert re.search(
+        r"softmax_broadcast_crash, test_hints\.py, line \d+: e = ", first.where
+    )
+    second = fail(checks.check_softmax, (softmax_broadcast_crash,))
+    assert "Why: NumPy lines two shapes up from their last axis" in flat(second)
+    assert "keepdims" not in str(second)
+    checks.hint("softmax")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Fix: keep the reduced axis: x.max(axis=axis, keepdims=True)" in out
+    assert "print the shape of every array that goes into the line that raised" in out
+
+
+def test_a_checker_documented_steps_join_the_method():
+    def check_demo(fn):
+        """Check ``fn(x) -> y``.
+
+        Steps: square x, then add one.
+        """
+        return ck.run(
+            "check_demo",
+            fn,
+            [ck.make_case(("x",), np.arange(3.0))],
+            lambda x: x**2 + 1,
+            (ck.Out("y", "(3,)"),),
+            signature="fn(x)",
+        )
+
+    demo = _hints.checker(check_demo)
+    with pytest.raises(CheckFailed):
+        demo(lambda x: x**2)
+    text = _hints.hint_text("demo", {"check_demo": demo})
+    assert "The method: run your function" in text
+    assert "Steps: square x, then add one." in text
