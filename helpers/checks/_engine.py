@@ -63,6 +63,7 @@ from helpers.checks._failure import (  # noqa: F401
 from helpers.checks._generic import (  # noqa: F401  (re-exported: ck.same, ...)
     ATOL,
     RTOL,
+    method,
     num,
     raised,
     same,
@@ -399,6 +400,9 @@ def run(
                 same(g, e, tol) for g, e in zip(got, expected, strict=True)
             ):
                 message = explain(case, got, expected, outputs, variants, diagnose, tol)
+                if isinstance(message, str):  # a diagnose's words: add the method
+                    wrong = _first_wrong(got, expected, outputs, tol)
+                    message = Generated(message, method=method(case, wrong))
         if message is not None:
             raise CheckFailed(
                 name,

@@ -145,15 +145,23 @@ def value_problem(got, expected, outputs, tol, label=""):
                 f"match{'es' if len(right) == 1 else ''} the reference, so look at "
                 f"the steps that compute `{out.name}` from there"
             )
-        inputs = f" ({label})" if label else ""
-        return Generated(
-            message,
-            method=f"run your function on this case's inputs{inputs}, print each "
-            "intermediate it computes (the scores, the weights, a total, ...) and "
-            "compare each with its definition in the lesson; the first output "
-            f"that differs is `{out.name}`{where}",
-        )
+        return Generated(message, method=method(label, out.name, where))
     return None
+
+
+def method(case, output, where=""):
+    """How to find a wrong value's step: run the case, compare each intermediate.
+
+    ``case`` is a Case or its label; ``output`` the first output that differs.
+    """
+    label = getattr(case, "label", case)
+    inputs = f" ({label})" if label else ""
+    differs = f"; the first output that differs is `{output}`{where}" if output else ""
+    return (
+        f"run your function on this case's inputs{inputs}, print each intermediate "
+        "it computes (the scores, the weights, a total, ...) and compare each with "
+        f"its definition in the lesson{differs}"
+    )
 
 
 # Why an exception usually happens in this kind of code, by its type and text.

@@ -329,3 +329,19 @@ def test_a_checker_documented_steps_join_the_method():
     text = _hints.hint_text("demo", {"check_demo": demo})
     assert "The method: run your function" in text
     assert "Steps: square x, then add one." in text
+
+
+def attention_nan_row(Q, K, V):
+    out, w = simple_sdpa(Q, K, V)
+    return out, np.where(np.arange(w.shape[-2])[:, None] == 0, np.nan, w)
+
+
+def test_a_checkers_own_words_without_a_mistake_get_the_method_too(capsys):
+    """diagnose_weights' "nan or inf" is a plain string: still a method, not the
+    signature again."""
+    fail(checks.check_attention, (attention_nan_row,))
+    second = fail(checks.check_attention, (attention_nan_row,))
+    assert "nan or inf" in str(second) and "shows how to find it" in str(second)
+    checks.hint("attention")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the first output that differs is `weights`" in out
