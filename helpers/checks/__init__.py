@@ -59,8 +59,9 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
   ``check_prediction``;
 - ``circuits``, lesson 11 (torch, imported on first use):
   ``check_induction_scores``, ``check_fixed_repeat_prediction``;
-- ``linear``, lesson 12: ``check_delta_step``, ``check_causal_linear_attention``,
-  ``check_linear_attention``;
+- ``delta_rule``, lesson 12: ``check_delta_step``;
+- ``running_state``, lesson 12: ``check_causal_linear_attention``;
+- ``linear``, lesson 12: ``check_linear_attention``;
 - ``sliding_window``, lesson 13: ``check_sliding_window_mask``,
   ``check_ring_buffer_step``;
 - ``sink_mla``, lesson 13: ``check_sink_attention``, ``check_mla_absorption``.
@@ -99,12 +100,9 @@ from helpers.checks.conventions import (
 )
 from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversion
 from helpers.checks.decoding import check_cached_generation, check_rope_halves
+from helpers.checks.delta_rule import check_delta_step
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
-from helpers.checks.linear import (
-    check_causal_linear_attention,
-    check_delta_step,
-    check_linear_attention,
-)
+from helpers.checks.linear import check_linear_attention
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
@@ -117,6 +115,7 @@ from helpers.checks.projections import (
 )
 from helpers.checks.queries import check_attention_each_query
 from helpers.checks.recall import check_recall_attention
+from helpers.checks.running_state import check_causal_linear_attention
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
 from helpers.checks.sink_mla import check_mla_absorption, check_sink_attention

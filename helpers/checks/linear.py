@@ -1,308 +1,30 @@
-"""Checkers for lesson 12: linear attention and the delta rule.
+"""Checker for lesson 12's exercise 12.3: the ★★★ build of linear attention.
 
-- ``check_delta_step``: one step of the delta rule, read before write;
-- ``check_causal_linear_attention``: causal linear attention with a running
-  state S and normaliser z, lower-right aligned;
-- ``check_linear_attention``: the ★★★ build, ``linear_attention(Q, K, V,
-  feature_map=None, causal=False)`` as ``helpers.attention_np`` has it.
-
-Each runs the learner's function on seeded cases, compares it with the helper
-and names the likely mistake with a :class:`Mistake` (symptom, why, fix).
+``check_linear_attention`` runs the learner's ``linear_attention(Q, K, V,
+feature_map=None, causal=False)``, as ``helpers.attention_np`` has it, on seeded
+cases, names the likely mistake with a :class:`Mistake` (symptom, why, fix), then
+refuses an answer that builds the (n, m) similarities on a long sequence. 12.1's
+checker is in ``delta_rule``, 12.2's in ``running_state``.
 """
 
 import math
-import tracemalloc
 from functools import partial
 
 import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
-
-__all__ = [
-    "check_causal_linear_attention",
-    "check_delta_step",
-    "check_linear_attention",
-]
-
-TOL = (1e-9, 1e-12)
-
-# --------------------------------------------------------------------------
-# check_delta_step (exercise 12.1): S_new = S + beta k (v - S^T k)^T, y = S_new^T q
-# --------------------------------------------------------------------------
-
-_WRITE_THEN_READ = ck.Mistake(
-    symptom="your new state is off even though S, k and v are right: the "
-    "prediction you subtract was read from a state that already holds k v^T",
-    why="the delta rule corrects what the memory recalls before this step: the "
-    "error v - S^T k must be computed from the old S, then written",
-    fix="prediction = S^T k from the state you were given; then "
-    "S_new = S + beta * k (v - prediction)^T",
-)
-_NO_CORRECTION = ck.Mistake(
-    symptom="your new state adds beta k v^T and ignores what S already recalls for "
-    "k: that is linear attention's write, not the delta rule's",
-    why="the delta rule writes only the error between the value and the current "
-    "recall, so a key written twice is overwritten, not summed",
-    fix="S_new = S + beta * outer(k, v - S^T k)",
-)
-_SIGN_FLIPPED = ck.Mistake(
-    symptom="your new state moves away from v: the error term has the wrong sign",
-    why="after the write, S^T k should be closer to v than before (equal at beta = 1 "
-    "with a unit-norm k); subtracting v - S^T k pushes it the other way",
-    fix="the error is v - S^T k, not S^T k - v",
-)
-_NO_BETA = ck.Mistake(
-    symptom="your new state ignores the write strength: this case has "
-    "beta = {case_beta}, and your S_new is the one for beta = 1",
-    why="beta scales how much of the error is written; DeltaNet learns it per step",
-    fix="S_new = S + beta * outer(k, v - S^T k)",
-)
-_Y_OLD_STATE = ck.Mistake(
-    symptom="your S_new is right but y is read from the old state",
-    why="the step reads its output after the write: y_t = S_t^T q_t, so a query "
-    "sees the pair written at its own step",
-    fix="y = S_new^T q",
-)
-_Y_PREDICTION = ck.Mistake(
-    symptom="your y is the prediction S^T k, not the read-out with the query q",
-    why="the prediction uses the key (to find the error to write); the output uses "
-    "the query, after the write",
-    fix="y = S_new^T q",
+from helpers.checks.running_state import (
+    BIG,
+    BIG_LIMIT,
+    TOL,
+    _long_mismatch,
+    _peak_and_result,
+    _refuse_helpers,
+    _torch_on_numpy,
 )
 
-
-def _delta_step(
-    S,
-    q,
-    k,
-    v,
-    beta,
-    *,
-    write_then_read=False,
-    correction=True,
-    sign=1.0,
-    use_beta=True,
-    y_from="new",
-):
-    """The reference step, or one with a common mistake switched on."""
-    b = beta if use_beta else 1.0
-    if write_then_read:
-        S = S + b * k[..., :, None] * v[..., None, :]
-        prediction = np.einsum("...kv,...k->...v", S, k)
-        S_new = S - b * k[..., :, None] * prediction[..., None, :]
-    else:
-        prediction = np.einsum("...kv,...k->...v", S, k)  # (..., d_v): read first
-        error = sign * (v - prediction) if correction else v  # (..., d_v)
-        S_new = S + b * k[..., :, None] * error[..., None, :]  # (..., d_k, d_v)
-    reads = {"new": (S_new, q), "old": (S, q), "prediction": (S, k)}
-    state, vector = reads[y_from]
-    return S_new, np.einsum("...kv,...k->...v", state, vector)
-
-
-def _delta_step_cases(rng):
-    cases = []
-    for batch, d_k, d_v, beta, unit in (
-        ((), 4, 3, 1.0, True),
-        ((), 5, 2, 0.5, False),
-        ((2,), 4, 6, 0.3, True),
-        ((3,), 3, 4, 1.0, False),
-    ):
-        S = rng.standard_normal((*batch, d_k, d_v))  # a state that already recalls
-        q, k = rng.standard_normal((2, *batch, d_k))
-        if unit:
-            k = k / np.linalg.norm(k, axis=-1, keepdims=True)
-        v = rng.standard_normal((*batch, d_v))
-        cases.append(
-            ck.make_case(
-                ("S", "q", "k", "v", "beta"),
-                S,
-                q,
-                k,
-                v,
-                beta,
-                sizes={"d_k": d_k, "d_v": d_v},
-                facts={"case_beta": beta},
-                note="unit-norm k" if unit else "",
-            )
-        )
-    return cases
-
-
-def check_delta_step(fn, *, seed=0):
-    """Check ``fn(S, q, k, v, beta) -> (S_new, y)``, one step of the delta rule.
-
-    S (..., d_k, d_v); q, k (..., d_k); v (..., d_v); beta a float. Read the
-    prediction S^T k first, write S_new = S + beta k (v - S^T k)^T, then read
-    y = S_new^T q (..., d_v). Cases: a non-zero state, d_k != d_v, batch axes,
-    beta 1 and below, unit-norm keys and others.
-    """
-    v = partial(partial, _delta_step)
-    variants = [
-        (_WRITE_THEN_READ, v(write_then_read=True)),
-        (_NO_CORRECTION, v(correction=False)),
-        (_SIGN_FLIPPED, v(sign=-1.0)),
-        (_NO_BETA, v(use_beta=False)),
-        (_Y_OLD_STATE, v(y_from="old")),
-        (_Y_PREDICTION, v(y_from="prediction")),
-    ]
-    return ck.run(
-        "check_delta_step",
-        fn,
-        _delta_step_cases(np.random.default_rng(seed)),
-        _delta_step,
-        (
-            ck.Out(
-                "S_new",
-                "(..., d_k, d_v)",
-                "The write is an outer product with the key first: "
-                "k[..., :, None] * error[..., None, :].",
-            ),
-            ck.Out("y", "(..., d_v)", "Read with the query: S_new^T q."),
-        ),
-        variants,
-        signature="delta_step(S, q, k, v, beta)",
-        hint=ck.Mistake(
-            symptom="S and the write are (..., d_k, d_v), an outer product with the "
-            "key first, and every step must keep the batch axes in front",
-            fix="S^T k is np.einsum('...kv,...k->...v', S, k); np.outer flattens "
-            "batch axes",
-        ),
-        tol=TOL,
-        mutable=("S",),
-    )
-
-
-# --------------------------------------------------------------------------
-# check_causal_linear_attention (exercise 12.2): a running state, lower-right
-# --------------------------------------------------------------------------
-
-_NO_Z = ck.Mistake(
-    symptom="your output is phi(q_i) S without dividing by the normaliser "
-    "Z_i = phi(q_i) . z: the rows are weighted sums, not weighted averages",
-    why="softmax attention divides by Z = sum_j exp(score_j); linear attention "
-    "divides by Z_i = sum_j phi(q_i) . phi(k_j), kept as the running sum z",
-    fix="keep z = sum of phi(k_j) beside S, and return phi(q_i) S / (phi(q_i) . z)",
-)
-_READ_BEFORE_WRITE = ck.Mistake(
-    symptom="each query misses its own key: query i sees keys j < i + (m - n), "
-    "one fewer than causal attention allows",
-    why="the causal mask lets a query attend to its own position, so the state "
-    "must hold key j's write before the query at position j reads it",
-    fix="at each position, first add phi(k_j) v_j^T to S and phi(k_j) to z, then "
-    "read the query there",
-)
-_UPPER_LEFT = ck.Mistake(
-    symptom="with n={n} queries and m={m} keys your query i sees keys j <= i: "
-    "aligned upper-left",
-    why="the n queries are the last n positions (the m - n keys before them are a "
-    "cache), so query i sits at position i + (m - n) and sees every key up to it",
-    fix="run the state over all m keys and let query i read it after key "
-    "i + (m - n) was written",
-)
-_Z_NOT_ACCUMULATED = ck.Mistake(
-    symptom="your normaliser uses only the newest key: z holds phi(k_j), not the "
-    "sum over the keys so far",
-    why="Z_i sums the similarities of every key query i may see, like S sums their "
-    "weighted values",
-    fix="z = z + phi(k_j), a running sum like S",
-)
-_S_NOT_ACCUMULATED = ck.Mistake(
-    symptom="your state holds only the newest key's phi(k_j) v_j^T: each output "
-    "is (nearly) that key's value",
-    why="the state is a running sum: S_j = S_(j-1) + phi(k_j) v_j^T",
-    fix="S = S + outer(phi(k_j), v_j)",
-)
-_NOT_CAUSAL = ck.Mistake(
-    symptom="every query sees every key, including later ones: the output is not "
-    "causal",
-    why="query i may only see keys j <= i + (m - n); in a running state that means "
-    "reading it at position i + (m - n), before later keys are written",
-    fix="loop over the key positions and read each query's output inside the loop",
-)
-
-
-def _causal_variant(
-    phi_Q,
-    phi_K,
-    V,
-    *,
-    normalise=True,
-    offset=0,
-    aligned=True,
-    z_sum=True,
-    s_sum=True,
-    causal=True,
-):
-    """The reference, or a common mistake: via masks on phi(Q) phi(K)^T."""
-    n, m = phi_Q.shape[0], phi_K.shape[0]
-    A = phi_Q @ phi_K.T  # (n, m)
-    shift = (m - n) if aligned else 0
-    keep = np.arange(m)[None, :] <= np.arange(n)[:, None] + shift - offset
-    if not causal:
-        keep = np.ones((n, m), dtype=bool)
-    last = np.where(keep.any(axis=1), keep.sum(axis=1) - 1, 0)  # newest key seen
-    only_last = np.arange(m)[None, :] == last[:, None]
-    num = (A * (keep if s_sum else only_last & keep)) @ V  # (n, d_v)
-    Z = (A * (keep if z_sum else only_last & keep)).sum(axis=1, keepdims=True)
-    if not normalise:
-        return num
-    return np.where(Z > 0, num / np.where(Z > 0, Z, 1.0), 0.0)
-
-
-def _causal_cases(rng):
-    cases = []
-    for n, m, r, d_v in ((5, 5, 3, 2), (3, 6, 4, 5), (1, 4, 3, 2), (4, 7, 2, 3)):
-        phi_Q = np.exp(rng.standard_normal((n, r)))  # positive features
-        phi_K = np.exp(rng.standard_normal((m, r)))
-        V = rng.standard_normal((m, d_v))
-        note = "n == m" if n == m else f"the last n={n} of m={m} positions"
-        cases.append(
-            ck.make_case(
-                ("phi_Q", "phi_K", "V"),
-                phi_Q,
-                phi_K,
-                V,
-                sizes={"n": n, "m": m, "r": r, "d_v": d_v} if n != m else {"r": r},
-                facts={"n": n, "m": m},
-                note=note,
-            )
-        )
-    return cases
-
-
-def check_causal_linear_attention(fn, *, seed=0):
-    """Check ``fn(phi_Q, phi_K, V) -> (n, d_v)``: causal linear attention.
-
-    phi_Q (n, r) and phi_K (m, r) are positive features, V (m, d_v). Query i
-    sees keys j <= i + (m - n) (lower-right, n <= m): y_i = phi(q_i) S / phi(q_i)
-    . z with S and z the running sums of phi(k_j) v_j^T and phi(k_j) up to that
-    key. Cases: n == m, n < m (a cache of earlier keys), one query.
-    """
-    v = partial(partial, _causal_variant)
-    variants = [
-        (_NO_Z, v(normalise=False)),
-        (_READ_BEFORE_WRITE, v(offset=1)),
-        (_UPPER_LEFT, v(aligned=False)),
-        (_NOT_CAUSAL, v(causal=False)),
-        (_Z_NOT_ACCUMULATED, v(z_sum=False)),
-        (_S_NOT_ACCUMULATED, v(s_sum=False)),
-    ]
-    return ck.run(
-        "check_causal_linear_attention",
-        fn,
-        _causal_cases(np.random.default_rng(seed)),
-        _causal_variant,
-        (ck.Out("output", "(n, d_v)", "One row per query."),),
-        variants,
-        signature="causal_linear_attention(phi_Q, phi_K, V)",
-        hint=ck.Mistake(
-            symptom="S is (r, d_v) and z is (r,); one query's read of S is (d_v,)",
-            fix="phi_Q[i] @ S is (d_v,)",
-        ),
-        tol=TOL,
-    )
-
+__all__ = ["check_linear_attention"]
 
 # --------------------------------------------------------------------------
 # check_linear_attention (exercise 12.3, build): the whole helper
@@ -342,6 +64,22 @@ _L_IGNORES_CAUSAL = ck.Mistake(
     fix="keep running sums S and z over the key axis and read each query at its "
     "own position, after its key is written",
 )
+_L_Z_AXIS = ck.Mistake(
+    symptom="your normaliser is not sum_j phi(q_i) . phi(k_j): z = phi(K) is summed "
+    "over another axis than the key axis (this case's shapes let it run)",
+    why="z sums the m keys' features, so it is (..., r): the key axis of phi(K) "
+    "(..., m, r) is -2, whatever the batch axes in front",
+    fix="z = phi(K).sum(axis=-2)",
+    line=r"\bz\s*=[^=].*(sum|cumsum)|sum\(",
+)
+_L_S_RAW_K = ck.Mistake(
+    symptom="your state S is built from the raw keys: S = K^T V, while z (and Q) "
+    "use the feature map",
+    why="the similarity is phi(q) . phi(k) in the numerator as in Z: S must sum "
+    "phi(k_j) v_j^T",
+    fix="S = phi(K)^T V, with the same phi as z",
+    line=r"\bS\s*=[^=]",
+)
 _L_UPPER_LEFT = ck.Mistake(
     symptom="with n={n} queries and m={m} keys your causal query i sees keys j <= i: "
     "aligned upper-left",
@@ -380,10 +118,9 @@ _L_QUADRATIC = ck.Mistake(
     "sequence is where that saving matters",
     fix="non-causal: phi(Q) (phi(K)^T V) / phi(Q) z; causal: run S and z over the "
     "key axis and read each query at its own position",
-    line=r"@\s*(np\.)?(swapaxes|transpose|moveaxis)|\.mT\b|causal_mask|tril",
+    line=r"@\s*(np\.)?(swapaxes|transpose|moveaxis)\(|@\s*[\w().]+\.(T|mT|swapaxes"
+    r"|transpose)\b|einsum\(.*->\.*nm",
 )
-BIG = 2048  # n = m of the memory probe: an (n, m) float64 array is 32 MB
-BIG_LIMIT = 8 * 2**20  # bytes a running-state answer stays far below
 
 
 def _pair_map(x):
@@ -414,6 +151,8 @@ def _linear_variant(
     aligned=True,
     diagonal=True,
     softmax=False,
+    z_axis=-2,
+    s_raw=False,
 ):
     """The reference, or a common mistake, through the quadratic form."""
     phi = feature_map if (feature_map is not None and use_map) else phi_default
@@ -430,6 +169,13 @@ def _linear_variant(
             np.arange(m)[None, :] <= np.arange(n)[:, None] + shift - (not diagonal)
         )
     Z = A.sum(axis=-1, keepdims=True)
+    if z_axis != -2 and causal:  # a running z over another axis than the keys'
+        z = np.cumsum(phi_k, axis=z_axis)[..., m - n :, :]  # (..., n, r)
+        Z = (phi_q * z).sum(axis=-1, keepdims=True)
+    elif z_axis != -2:  # the shapes line up by chance (m == r)
+        Z = phi_q @ phi_k.sum(axis=z_axis)[..., None]
+    if s_raw:  # S = K^T V, the feature map left out of the state only
+        A = phi_q @ np.swapaxes(K, -1, -2)
     if not normalise:
         return A @ V
     return np.where(Z != 0, A @ V / np.where(Z != 0, Z, 1.0), 0.0)
@@ -495,12 +241,7 @@ def _memory_probe(name, fn):
             causal=causal or None,
             note=f"a long sequence, n = m = {BIG}",
         )
-        tracemalloc.start()
-        try:
-            got = ck.call(name, fn, case, "linear_attention(Q, K, V, ...)", "")
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        got, peak = _peak_and_result(name, fn, case, "linear_attention(Q, K, V, ...)")
         where = f"inputs: {case.label}"
         if peak > BIG_LIMIT:
             facts = {"big": BIG, "big_causal": causal, "peak_mb": peak / 2**20}
@@ -509,13 +250,7 @@ def _memory_probe(name, fn):
             )
         want = anp.linear_attention(Q, K, V, causal=causal)
         if not ck.same(np.asarray(got), want, TOL):
-            raise ck.CheckFailed(
-                name,
-                "your output on a long sequence differs from the reference, though "
-                "the small cases matched: look for a step that depends on the length",
-                where,
-                ck.defined_at(fn),
-            )
+            raise _long_mismatch(name, fn, where)
 
 
 def check_linear_attention(fn, *, seed=0):
@@ -528,6 +263,11 @@ def check_linear_attention(fn, *, seed=0):
     builds the (n, m) similarities is refused by its peak memory.
     """
     name = "check_linear_attention"
+    reason = (
+        "12.3 asks you to build linear attention; anp.linear_attention is the "
+        "answer, and a causal mask needs the (n, m) matrix the exercise does without"
+    )
+    fn = _refuse_helpers(fn, reason)
     v = partial(partial, _linear_variant)
     variants = [
         (_L_SOFTMAX, v(softmax=True)),
@@ -542,6 +282,9 @@ def check_linear_attention(fn, *, seed=0):
         (_L_IGNORES_CAUSAL, v(use_causal=False)),
         (_L_UPPER_LEFT, v(aligned=False)),
         (_L_NO_DIAGONAL, v(diagonal=False)),
+        (_L_S_RAW_K, v(s_raw=True)),
+        (_L_Z_AXIS, v(z_axis=-1)),
+        (_L_Z_AXIS, v(z_axis=0)),
     ]
     cases = _linear_cases(np.random.default_rng(seed))
     try:
@@ -565,7 +308,7 @@ def check_linear_attention(fn, *, seed=0):
                 raise ck.CheckFailed(
                     name, _L_STATE_D_K, err.case, ck.look_at(fn, _L_STATE_D_K)
                 ) from err.__cause__
-        raise
+        raise _torch_on_numpy(name, fn, err) or err from err.__cause__
     _memory_probe(name, fn)
     print(f"✓ {name}: {len(cases)} cases passed; a long sequence too, in small memory")
     return True

@@ -7,8 +7,10 @@ one is a mistake the checker must name (a keyword of its symptom).
 import math
 
 import numpy as np
+import torch
 
 from helpers import attention_np as anp
+from helpers import attention_torch as atn  # the lesson imports it: refused too
 from helpers.checks import (
     check_causal_linear_attention,
     check_delta_step,
@@ -59,7 +61,8 @@ def linear_quadratic(Q, K, V, feature_map=None, causal=False):
     phi = feature_map or elu1
     A = phi(Q) @ np.swapaxes(phi(K), -1, -2)  # (..., n, m)
     if causal:
-        A = A * anp.causal_mask(Q.shape[-2], K.shape[-2])
+        n, m = Q.shape[-2], K.shape[-2]
+        A = A * (np.arange(m) <= np.arange(n)[:, None] + (m - n))  # lower-right
     return A @ V / A.sum(axis=-1, keepdims=True)
 
 
@@ -164,6 +167,84 @@ def causal_everything(phi_Q, phi_K, V):
     return phi_Q @ S / (phi_Q @ z)[:, None]
 
 
+def causal_off_by_one(phi_Q, phi_K, V):
+    n, m = len(phi_Q), len(phi_K)
+    S, z = np.zeros((phi_K.shape[1], V.shape[1])), np.zeros(phi_K.shape[1])
+    out = np.zeros((n, V.shape[1]))
+    for j in range(m):
+        S = S + np.outer(phi_K[j], V[j])
+        z = z + phi_K[j]
+        i = j - (m - n - 1)  # one off: query i reads after key i + m - n - 1
+        if 0 <= i < n:
+            out[i] = phi_Q[i] @ S / (phi_Q[i] @ z)
+    return out
+
+
+def causal_read_first_unguarded(phi_Q, phi_K, V):
+    n, m = len(phi_Q), len(phi_K)
+    S, z = np.zeros((phi_K.shape[1], V.shape[1])), np.zeros(phi_K.shape[1])
+    out = np.zeros((n, V.shape[1]))
+    for j in range(m):
+        i = j - (m - n)
+        if i >= 0:  # reads first: with n = m query 0 divides 0 by 0
+            out[i] = phi_Q[i] @ S / (phi_Q[i] @ z)
+        S = S + np.outer(phi_K[j], V[j])
+        z = z + phi_K[j]
+    return out
+
+
+def causal_masked_parallel(phi_Q, phi_K, V):
+    """Cell 14's parallel form, pasted: right numbers, the (n, m) matrix."""
+    A = phi_Q @ phi_K.T * anp.causal_mask(len(phi_Q), len(phi_K))  # (n, m)
+    return A @ V / A.sum(axis=1, keepdims=True)
+
+
+def causal_tril(phi_Q, phi_K, V):
+    n, m = len(phi_Q), len(phi_K)
+    A = np.tril(phi_Q @ phi_K.T, k=m - n)  # (n, m), without the helper
+    return A @ V / A.sum(axis=1, keepdims=True)
+
+
+def causal_helper(phi_Q, phi_K, V):
+    return anp.linear_attention(phi_Q, phi_K, V, feature_map=lambda x: x, causal=True)
+
+
+def linear_calls_helper(Q, K, V, feature_map=None, causal=False):
+    return anp.linear_attention(Q, K, V, feature_map=feature_map, causal=causal)
+
+
+def linear_calls_torch_helper(Q, K, V, feature_map=None, causal=False):
+    args = (torch.from_numpy(x) for x in (Q, K, V))
+    return atn.linear_attention(*args, causal=causal).numpy()
+
+
+def linear_torch_elu(Q, K, V, feature_map=None, causal=False):
+    import torch.nn.functional as F  # noqa: N812
+
+    phi = feature_map or (lambda x: F.elu(x) + 1)
+    return linear_regrouped(Q, K, V, phi, causal)
+
+
+def linear_z_wrong_axis(Q, K, V, feature_map=None, causal=False):
+    phi = feature_map if feature_map is not None else elu1
+    fq, fk = phi(Q), phi(K)
+    if not causal:
+        return linear_regrouped(Q, K, V, feature_map, False)
+    n, m = Q.shape[-2], K.shape[-2]
+    S = np.cumsum(fk[..., :, :, None] * V[..., :, None, :], axis=-3)  # (..., m, r, d_v)
+    z = np.cumsum(fk, axis=-1)  # over the features, not the keys
+    S, z = S[..., m - n :, :, :], z[..., m - n :, :]
+    return np.einsum("...nr,...nrv->...nv", fq, S) / (fq * z).sum(-1, keepdims=True)
+
+
+def linear_s_raw_k(Q, K, V, feature_map=None, causal=False):
+    phi = feature_map if feature_map is not None else elu1
+    fq, fk = phi(Q), phi(K)
+    S = np.swapaxes(K, -1, -2) @ V  # raw keys
+    z = fk.sum(axis=-2)[..., None]
+    return fq @ S / (fq @ z)
+
+
 def linear_state_d_k(Q, K, V, feature_map=None, causal=False):
     """The running state sized with d_k: right only while r == d_k."""
     phi = feature_map or elu1
@@ -257,6 +338,11 @@ WRONG = [
             (causal_upper_left, "aligned upper-left"),
             (causal_z_last, "only the newest key"),
             (causal_everything, "not causal"),
+            (causal_off_by_one, "m - n - 1, one off"),
+            (causal_read_first_unguarded, "misses its own key"),
+            (causal_masked_parallel, "you called anp.causal_mask"),
+            (causal_helper, "you called anp.linear_attention"),
+            (causal_tril, "builds an (n, m) array"),
         ],
     ),
     *wrong(
@@ -271,6 +357,11 @@ WRONG = [
             (linear_state_d_k, "sized with d_k"),
             (linear_quadratic, "builds an (..., n, m) array"),
             (linear_masked_causal, "(causal=True) it needed"),
+            (linear_calls_helper, "you called anp.linear_attention"),
+            (linear_calls_torch_helper, "attention_torch.linear_attention"),
+            (linear_torch_elu, "calls torch on NumPy arrays"),
+            (linear_z_wrong_axis, "another axis than the key axis"),
+            (linear_s_raw_k, "built from the raw keys"),
         ],
     ),
 ]
