@@ -134,8 +134,31 @@ def markdown_height(source):
     return height + 16
 
 
+def merge_streams(outputs):
+    """Consecutive stream outputs of one name (stdout, stderr) joined into one.
+
+    A kernel may deliver one cell's printing in one message or in several,
+    from run to run; a slide must not depend on how it was split.
+    """
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (
+            output.output_type == "stream"
+            and previous is not None
+            and previous.output_type == "stream"
+            and previous.name == output.name
+        ):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
+
+
 def cut_text_outputs(outputs, max_lines=OUTPUT_LINES):
-    """Long stream and text/plain outputs cut to ``max_lines`` lines."""
+    """Long stream and text/plain outputs cut to ``max_lines`` lines, the
+    streams of one name first joined (``merge_streams``)."""
+    outputs = merge_streams(outputs)
     for output in outputs:
         if output.output_type == "stream":
             output.text = _cut(output.text, max_lines)

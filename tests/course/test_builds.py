@@ -296,3 +296,19 @@ def test_asset_installs_take_turns(tmp_path):
     assert len(lines) == 8, lines
     pairs = [lines[i : i + 4] for i in (0, 4)]
     assert all(p[0] == p[2] and p[1:4:2] == ["in", "out"] for p in pairs), lines
+
+
+def test_a_cells_printing_is_cut_the_same_however_the_kernel_split_it():
+    """Three stream outputs of 11 lines each are one 33-line print: cut as one."""
+    text = "".join(f"line {i}\n" for i in range(33))
+    parts = [text[: text.index("line 11")], text[text.index("line 11") :]]
+
+    def stream(piece):
+        return nbformat.v4.new_output("stream", name="stdout", text=piece)
+
+    whole = slidefit.cut_text_outputs([stream(text)])
+    split = slidefit.cut_text_outputs([stream(p) for p in parts])
+    assert [o.text for o in split] == [o.text for o in whole]
+    assert len(whole[0].text.splitlines()) == slidefit.OUTPUT_LINES + 1  # the note
+    other = nbformat.v4.new_output("stream", name="stderr", text="warning\n")
+    assert len(slidefit.cut_text_outputs([stream("a\n"), other, stream("b\n")])) == 3
