@@ -7,11 +7,13 @@ one is a mistake the checker must name (a keyword of its symptom).
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from helpers import attention_np as anp
 from helpers import attention_torch as atn  # the lesson imports it: refused too
 from helpers.checks import (
+    CheckFailed,
     check_causal_linear_attention,
     check_delta_step,
     check_linear_attention,
@@ -369,3 +371,49 @@ WRONG = [
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     topic_tests(RIGHT, WRONG)
 )
+
+
+# --------------------------------------------------------------------------
+# Where a failure says to look: the learner's faulty line, not their return
+# --------------------------------------------------------------------------
+
+
+def step_y_old_named(S, q, k, v, beta):
+    S_new = S + beta * k[..., :, None] * (v - read(S, k))[..., None, :]
+    y = read(S, q)  # the old state
+    return S_new, y
+
+
+def step_no_beta_named(S, q, k, v, beta):
+    prediction = read(S, k)
+    S_new = S + k[..., :, None] * (v - prediction)[..., None, :]
+    y = read(S_new, q)
+    return S_new, y
+
+
+def linear_quadratic_named(Q, K, V, feature_map=None, causal=False):
+    phi = feature_map or elu1
+    A = phi(Q) @ np.swapaxes(phi(K), -1, -2)  # (..., n, m): the culprit
+    if causal:
+        n, m = Q.shape[-2], K.shape[-2]
+        A = A * (np.arange(m) <= np.arange(n)[:, None] + (m - n))
+    out = A @ V / A.sum(axis=-1, keepdims=True)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("checker", "fn", "line"),
+    [
+        (check_delta_step, step_y_old_named, "y = read(S, q)"),
+        (check_delta_step, step_no_beta_named, "S_new = S + k[..., :, None]"),
+        (check_causal_linear_attention, causal_off_by_one, "i = j - (m - n - 1)"),
+        (check_causal_linear_attention, causal_tril, "A = np.tril("),
+        (check_linear_attention, linear_quadratic_named, "A = phi(Q) @ np.swapaxes"),
+    ],
+    ids=["y-line", "write-line", "offset-line", "tril-line", "product-line"],
+)
+def test_look_at_names_the_faulty_line(checker, fn, line):
+    with pytest.raises(CheckFailed) as info:
+        checker(fn)
+    look_at = str(info.value).split("Look at:")[-1]
+    assert line in look_at
