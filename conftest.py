@@ -27,20 +27,26 @@ SPREAD = {
 
 
 # The longest work units first, longest to shortest as measured on 2026-12-01
-# (the two builds with their browser checks, the lessons in JupyterLab, then the
-# lessons and the test file that take 8-26 s), the rest in collection order (each
-# at most about 5 s): a long unit handed out last would leave one process
-# working alone at the end.
+# at 20:51 UTC (the two builds with their browser checks, the lessons in
+# JupyterLab, then the lessons and test files that take 13-90 s on a busy
+# machine), the rest in collection order (each at most about 5 s): a long unit
+# handed out last would leave one process working alone at the end.
 FIRST = (
     "tests/browser/test_slides.py",
     "tests/browser/test_html_pages.py",
     "notebooks/10_small_gpt.ipynb",
     "tests/browser/test_explorers_in_lab.py",
-    "notebooks/04_why_sqrt_dk.ipynb",
     "notebooks/08_attention_at_scale.ipynb",
+    "notebooks/04_why_sqrt_dk.ipynb",
+    "notebooks/12_linear_attention.ipynb",
     "notebooks/11_induction_heads.ipynb",
-    "tests/explorers/test_widgets.py",
+    "tests/checks/test_engine.py",
     "notebooks/09_capstone.ipynb",
+    "tests/checks/test_robustness.py",
+    "notebooks/13_kv_cache_budget.ipynb",
+    "tests/explorers/test_widgets.py",
+    "tests/checks/test_sqrt_dk.py",
+    "tests/checks/test_hints.py",
 )
 
 

@@ -10,9 +10,11 @@ rendered as a live widget (not the fallback text shown when widgets do not
 load), and that moving the slider changed both the readout and the plot image.
 A screenshot per lesson lands in test-artifacts/browser/.
 
-Lessons 09, 10 and 11 train a model before their explorers: they are ``slow``
-(make test-slow, which CI runs). make test keeps one lesson for each other kind
-of explorer: temperature (01), d_k and scale (04), heads (07)."""
+Lessons 09, 10 and 11 train a model before their explorers, and lessons 12 and
+13 are long pages whose explorers are the same render engine again (their
+Python side is driven directly in tests/explorers): all five are ``slow`` (make
+test-slow, which CI runs). make test keeps one lesson for each kind of explorer
+the engine first had: temperature (01), d_k and scale (04), heads (07)."""
 
 import re
 
@@ -26,7 +28,13 @@ from .conftest import ARTIFACTS, REPO
 
 pytestmark = pytest.mark.browser
 
-SLOW = {"09_capstone.ipynb", "10_small_gpt.ipynb", "11_induction_heads.ipynb"}
+SLOW = {
+    "09_capstone.ipynb",
+    "10_small_gpt.ipynb",
+    "11_induction_heads.ipynb",
+    "12_linear_attention.ipynb",
+    "13_kv_cache_budget.ipynb",
+}
 
 
 def _explorer_cells(path):
