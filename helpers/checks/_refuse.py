@@ -52,6 +52,7 @@ def refused(module, names, reason, *, scope=None):
     prefix = getattr(module, "__name__", "")
     short = {
         "helpers.attention_np": "anp",
+        "helpers.attention_torch": "atn",
         "helpers.induction": "induction",
         "torch.nn": "nn",
     }.get(prefix, prefix)

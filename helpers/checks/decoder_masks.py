@@ -7,7 +7,6 @@ mask and the zero-weight prediction live in ``helpers.checks.masks``.) See
 ``helpers.checks``.
 """
 
-import contextlib
 import dataclasses
 import inspect
 import re
@@ -16,6 +15,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks._refuse import refusing
 from helpers.checks._where import _place
 
 __all__ = ["check_mask_conversion", "check_decoder_mask"]
@@ -335,25 +335,6 @@ def _decoder_cases():
     return cases
 
 
-@contextlib.contextmanager
-def _helpers_switched_off():
-    """anp.causal_mask and anp.padding_mask raise while the learner's code runs."""
-    saved = anp.causal_mask, anp.padding_mask
-
-    def off(*args, **kwargs):
-        raise RuntimeError(
-            "anp.causal_mask and anp.padding_mask are switched off in this check: "
-            "build the mask from index comparisons (your own my_causal_mask from "
-            "exercise 5.1 is fine)"
-        )
-
-    anp.causal_mask = anp.padding_mask = off
-    try:
-        yield
-    finally:
-        anp.causal_mask, anp.padding_mask = saved
-
-
 def check_decoder_mask(fn):
     """Check ``fn(lengths, n_new, cache_len) -> bool (batch, 1, n_new, m)``.
 
@@ -363,9 +344,13 @@ def check_decoder_mask(fn):
     one new token, an empty cache.
     """
 
-    def learner(*args, **kwargs):
-        with _helpers_switched_off():
-            return fn(*args, **kwargs)
+    learner = refusing(
+        fn,
+        anp,
+        ("causal_mask", "padding_mask"),
+        "this exercise builds the mask from index comparisons (your own "
+        "my_causal_mask from exercise 5.1 is fine)",
+    )
 
     variants = [
         (_DEC_FLIPPED, lambda *a: ~_decoder(*a)),

@@ -222,7 +222,7 @@ WRONG = [
         ],
     ),
     *wrong(check_decoder_mask, DECODER_WRONG),
-    *wrong(check_decoder_mask, [(decoder_with_helpers, "switched off")]),
+    *wrong(check_decoder_mask, [(decoder_with_helpers, "asks you to do without")]),
 ]
 
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (

@@ -360,7 +360,7 @@ WRONG = [
             (linear_quadratic, "builds an (..., n, m) array"),
             (linear_masked_causal, "(causal=True) it needed"),
             (linear_calls_helper, "you called anp.linear_attention"),
-            (linear_calls_torch_helper, "attention_torch.linear_attention"),
+            (linear_calls_torch_helper, "atn.linear_attention"),
             (linear_torch_elu, "calls torch on NumPy arrays"),
             (linear_z_wrong_axis, "another axis than the key axis"),
             (linear_s_raw_k, "built from the raw keys"),
