@@ -1,4 +1,4 @@
-"""The staged-hint assertion the tests of lessons 00-03's new checkers share.
+"""The staged-hint assertion the checker tests share (not a test file itself).
 
 A wrong answer run twice: the first message names the symptom without the why
 or the fix; the second adds the why, still without the fix; ``checks.hint``
@@ -8,7 +8,7 @@ prints the fix.
 import pytest
 
 from helpers import checks
-from helpers.checks import CheckFailed
+from helpers.checks import CheckFailed, _hints
 
 
 def failure(checker, *fns):
@@ -19,7 +19,6 @@ def failure(checker, *fns):
 
 def assert_staged(checker, fns, says, capsys):
     """First the symptom (with ``says``), then the why, the fix only on request."""
-    _hints = pytest.importorskip("helpers.checks._hints")  # the staged-hint engine
     _hints.reset()
     try:
         first = failure(checker, *fns)

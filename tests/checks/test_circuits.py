@@ -17,7 +17,7 @@ from helpers.checks.circuits import (
     check_induction_scores,
 )
 from tests.checks.catalogue import right, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 
 
 def induction_scores(weights, lengths):

@@ -11,7 +11,7 @@ import pytest
 from helpers import attention_np as anp
 from helpers.checks import check_causal_mask, check_zero_weights
 from tests.checks.catalogue import right, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 
 # --------------------------------------------------------------------------
 # Right answers

@@ -6,7 +6,7 @@ from helpers import checks
 from helpers.checks import CheckFailed
 from helpers.checks.parameters import check_parameter_count
 from tests.checks.catalogue import right, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 
 
 def my_parameter_count(d_model, num_heads, bias):

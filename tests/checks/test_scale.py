@@ -15,7 +15,7 @@ from helpers.checks import (
     check_softmax_jacobian,
 )
 from tests.checks.catalogue import right, simple_softmax, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 
 # --------------------------------------------------------------------------
 # Right answers

@@ -18,7 +18,7 @@ from helpers.checks import (
     check_softmax_backward,
 )
 from tests.checks.catalogue import right, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 from tests.checks.test_scale import find_temperature, temperature_returns_scale
 
 # --------------------------------------------------------------------------

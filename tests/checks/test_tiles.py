@@ -18,7 +18,7 @@ from helpers.checks.tiles import (
     check_score_bytes,
 )
 from tests.checks.catalogue import right, topic_tests, wrong
-from tests.checks.stepwise import assert_staged
+from tests.checks.staged import assert_staged
 
 # --------------------------------------------------------------------------
 # Exercise 8.1: bytes of a score matrix, and the prediction
