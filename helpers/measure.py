@@ -40,21 +40,30 @@ def cpu_seconds(fn, *args, repeats=5):
     return statistics.median(times)
 
 
+def traced_call(fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), peak bytes)``: the peak that ``tracemalloc``
+    records above what was allocated before the call (NumPy reports its arrays
+    to it). Works whether or not tracing was already on."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        result = fn(*args, **kwargs)
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if started:
+            tracemalloc.stop()
+
+
 def peak_bytes_numpy(fn, *args, repeats=3):
     """Peak bytes allocated while fn(*args) runs, as ``tracemalloc`` records.
 
-    NumPy reports its arrays to tracemalloc. fn is called ``repeats`` times and
-    the smallest reading is returned: other threads only ever add to a reading.
+    fn is called ``repeats`` times and the smallest reading is returned: other
+    threads only ever add to a reading.
     """
-    peaks = []
-    for _ in range(repeats):
-        tracemalloc.start()
-        try:
-            fn(*args)
-            peaks.append(tracemalloc.get_traced_memory()[1])  # (current, peak)
-        finally:
-            tracemalloc.stop()
-    return min(peaks)
+    return min(traced_call(fn, *args)[1] for _ in range(repeats))
 
 
 @contextlib.contextmanager

@@ -122,19 +122,9 @@ class within_memory:  # noqa: N801 - used like a function, as refusing is
         self._mistake = mistake
 
     def __call__(self, *args, **kwargs):
-        import tracemalloc
+        from helpers.measure import traced_call
 
-        started = not tracemalloc.is_tracing()
-        if started:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-        try:
-            result = self.__wrapped__(*args, **kwargs)
-            peak = tracemalloc.get_traced_memory()[1] - before
-        finally:
-            if started:
-                tracemalloc.stop()
+        result, peak = traced_call(self.__wrapped__, *args, **kwargs)
         if peak > self._limit:
             raise Refused(self._mistake.format(peak_mib=f"{peak / 2**20:.1f}"))
         return result

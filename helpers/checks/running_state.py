@@ -10,7 +10,6 @@ pieces 12.3's checker shares (the refusals, the memory probe's call) are here to
 import inspect
 import re
 import sys
-import tracemalloc
 from functools import partial
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
+from helpers.measure import traced_call
 
 __all__ = ["check_causal_linear_attention"]
 
@@ -56,13 +56,7 @@ def _torch_on_numpy(name, fn, err):
 
 def _peak_and_result(name, fn, case, signature):
     """``fn`` on ``case`` under tracemalloc: (its result, the peak in bytes)."""
-    tracemalloc.start()
-    try:
-        got = ck.call(name, fn, case, signature, "")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return got, peak
+    return traced_call(ck.call, name, fn, case, signature, "")
 
 
 def _long_mismatch(name, fn, where):

@@ -12,13 +12,13 @@ import contextlib
 import io
 import math
 import re
-import tracemalloc
 
 import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks.scale import _mean_entropy, _temperature, check_find_temperature
+from helpers.measure import traced_call
 
 __all__ = [
     "check_predict_score_std",
@@ -265,18 +265,8 @@ def _lost_axis(err):
 
 def _peak_bytes(fn, a, g):
     """The answer and the peak memory (bytes) traced while ``fn(a, g)`` runs."""
-    started = not tracemalloc.is_tracing()
-    if started:
-        tracemalloc.start()
-    tracemalloc.reset_peak()
-    before = tracemalloc.get_traced_memory()[0]
-    try:
-        with np.errstate(all="ignore"):
-            grad = fn(a.copy(), g.copy())
-        return grad, tracemalloc.get_traced_memory()[1] - before
-    finally:
-        if started:
-            tracemalloc.stop()
+    with np.errstate(all="ignore"):
+        return traced_call(fn, a.copy(), g.copy())
 
 
 def _check_linear_memory(name, fn, rng):
