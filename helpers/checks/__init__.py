@@ -31,8 +31,8 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``sqrt_dk``, lesson 04: ``check_predict_score_std``,
   ``check_half_entropy_temperature``, ``check_softmax_backward``;
 - ``attention``, lessons 01 and 02: ``check_attention_one_query``,
-  ``check_attention``, ``check_scaled_dot_product_attention``,
-  ``check_shuffle_keys_and_values``;
+  ``check_attention``, ``check_scaled_dot_product_attention``;
+- ``shuffle``, lesson 02: ``check_shuffle_keys_and_values``;
 - ``masks``, lesson 05: ``check_causal_mask``, ``check_zero_weights``;
 - ``decoder_masks``, lesson 05: ``check_mask_conversion``, ``check_decoder_mask``;
 - ``self_attention``, lesson 06: ``check_self_attention``;
@@ -86,7 +86,6 @@ from helpers.checks.attention import (
     check_attention,
     check_attention_one_query,
     check_scaled_dot_product_attention,
-    check_shuffle_keys_and_values,
 )
 from helpers.checks.capstone import (
     check_d_k_experiment,
@@ -118,6 +117,7 @@ from helpers.checks.recall import check_recall_attention
 from helpers.checks.running_state import check_causal_linear_attention
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
+from helpers.checks.shuffle import check_shuffle_keys_and_values
 from helpers.checks.sink_mla import check_mla_absorption, check_sink_attention
 from helpers.checks.sliding_window import (
     check_ring_buffer_step,
