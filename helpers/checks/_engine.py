@@ -72,6 +72,7 @@ from helpers.checks._generic import (  # noqa: F401  (re-exported: ck.same, ...)
     value_problem,
 )
 from helpers.checks._where import defined_at, fn_name, line_of, raised_at, return_line
+from helpers.i18n import _
 
 
 class CheckerBugWarning(UserWarning):
@@ -144,8 +145,10 @@ def not_implemented(name, fn):
     """The one message for a stub that still raises NotImplementedError."""
     return CheckFailed(
         name,
-        f"{fn_name(fn)} is not implemented yet: replace the "
-        "`raise NotImplementedError(...)` line with your code",
+        _(
+            "{function} is not implemented yet: replace the "
+            "`raise NotImplementedError(...)` line with your code"
+        ).format(function=fn_name(fn)),
         where=defined_at(fn),
     )
 
@@ -155,8 +158,10 @@ def require_function(name, fn):
     if not callable(getattr(fn, "__wrapped__", fn)):  # a wrapper of a result too
         raise CheckFailed(
             name,
-            f"{name} needs your function itself, e.g. {name}(my_function), not "
-            f"what it returns; got a {type(fn).__name__}",
+            _(
+                "{name} needs your function itself, e.g. {name}(my_function), not "
+                "what it returns; got a {kind}"
+            ).format(name=name, kind=type(fn).__name__),
         )
 
 
@@ -179,14 +184,14 @@ def call(name, fn, case, signature, hint, mutable=()):
             raise CheckFailed(
                 name,
                 err.mistake,
-                f"inputs: {case.label}",
+                _("inputs: {label}").format(label=case.label),
                 raised_at(err) or look_at(fn, err.mistake),
             ) from None
         where = raised_at(err) or defined_at(fn)
         raise CheckFailed(
             name,
             raised(err, case, hint, signature, where),
-            f"inputs: {case.label}",
+            _("inputs: {label}").format(label=case.label),
             where,
         ) from err
     passed = list(zip(case.names, case.args, args, strict=True)) + [
@@ -201,50 +206,57 @@ def call(name, fn, case, signature, hint, mutable=()):
             raise CheckFailed(
                 name,
                 Mistake(
-                    symptom=f"your function changed its input `{arg_name}` in place "
-                    f"(e.g. `{arg_name} -= ...` or `{arg_name}[...] = ...`)",
+                    symptom="your function changed its input `{arg}` in place "
+                    "(e.g. `{arg} -= ...` or `{arg}[...] = ...`)",
                     why="the caller's array is changed too: their data is no "
                     "longer what they passed in",
-                    fix=f"compute a new array instead (`{arg_name} = {arg_name} - "
+                    fix="compute a new array instead (`{arg} = {arg} - "
                     "...`) so the caller's data stays as it was",
                     line=rf"\b{arg_name}\s*(\[.*\]\s*)?[-+*/]?=[^=]",
-                ),
-                f"inputs: {case.label}",
+                    key=f"your function changed its input `{arg_name}` in place "
+                    f"(e.g. `{arg_name} -= ...` or `{arg_name}[...] = ...`)",
+                ).format(arg=arg_name),
+                _("inputs: {label}").format(label=case.label),
                 line_of(fn, rf"\b{arg_name}\s*(\[.*\]\s*)?[-+*/]?=[^=]"),
             )
     return result
 
 
 def _not_numbers(out, item):
+    kind = type(item).__name__
     if isinstance(item, (tuple, list)):
-        what = f"a {type(item).__name__} of {len(item)} items"
+        what = _("a {kind} of {count} items").format(kind=kind, count=len(item))
     else:
         text = repr(item)
         text = text if len(text) <= 40 else text[:37] + "..."
-        what = f"a {type(item).__name__}, {text}"
-    return f"`{out.name}` is not an array of numbers: got {what}"
+        what = _("a {kind}, {text}").format(kind=kind, text=text)
+    return _("`{name}` is not an array of numbers: got {what}").format(
+        name=out.name, what=what
+    )
 
 
 def to_arrays(result, outputs, fn):
     """The learner's return value as a tuple of numeric arrays, or a message."""
     names = ", ".join(o.name for o in outputs)
+    function, count = fn_name(fn), len(outputs)
     if result is None:
-        what = "a value" if len(outputs) == 1 else f"({names})"
-        return (
-            f"{fn_name(fn)} returned None instead of {what}: did you forget `return`?"
-        )
+        what = _("a value") if len(outputs) == 1 else f"({names})"
+        return _(
+            "{function} returned None instead of {what}: did you forget `return`?"
+        ).format(function=function, what=what)
     if len(outputs) == 1:
         items = (result,)
     elif not isinstance(result, (tuple, list)):
-        return (
-            f"{fn_name(fn)} returned one {type(result).__name__}; it must return "
-            f"{len(outputs)} values: return {names}"
+        return _(
+            "{function} returned one {kind}; it must return {count} values: "
+            "return {names}"
+        ).format(
+            function=function, kind=type(result).__name__, count=count, names=names
         )
     elif len(result) != len(outputs):
-        return (
-            f"{fn_name(fn)} returned {len(result)} values; it must return "
-            f"{len(outputs)}: return {names}"
-        )
+        return _(
+            "{function} returned {got} values; it must return {count}: return {names}"
+        ).format(function=function, got=len(result), count=count, names=names)
     else:
         items = tuple(result)
     arrays = []
@@ -264,14 +276,16 @@ def dtype_problem(got, outputs):
     for out, g in zip(outputs, got, strict=True):
         if out.boolean and g.dtype != np.bool_:
             return Mistake(
-                symptom=f"`{out.name}` has dtype {g.dtype}, but a mask must be "
+                symptom="`{name}` has dtype {dtype}, but a mask must be "
                 "boolean (True = may attend)",
                 why="np.where and indexing read 0/1 numbers as values or "
                 "positions, not as a mask",
                 fix="build it with dtype=bool, e.g. np.tril(np.ones((n, m), "
                 "dtype=bool), k=m - n), or with a comparison such as "
                 "j <= i + (m - n)",
-            )
+                key=f"`{out.name}` has dtype {g.dtype}, but a mask must be "
+                "boolean (True = may attend)",  # the English symptom, as before
+            ).format(name=out.name, dtype=g.dtype)
     return None
 
 
@@ -346,7 +360,7 @@ def explain(case, got, expected, outputs, variants, diagnose, tol):
         if template is not None:
             return fill(template, facts)
     message = quietly(value_problem, got, expected, outputs, tol, case.label)
-    return message or "your answer differs from the reference"
+    return message or _("your answer differs from the reference")
 
 
 def _first_wrong(got, expected, outputs, tol):
@@ -407,9 +421,11 @@ def run(
             raise CheckFailed(
                 name,
                 message,
-                f"case {number} of {len(cases)}: {case.label}",
+                _("case {number} of {count}: {label}").format(
+                    number=number, count=len(cases), label=case.label
+                ),
                 look_at(fn, message, _first_wrong(got, expected, outputs, tol)),
             )
     if announce:
-        print(f"✓ {name}: {len(cases)} cases passed")
+        print(_("✓ {name}: {count} cases passed").format(name=name, count=len(cases)))
     return True

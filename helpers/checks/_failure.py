@@ -4,19 +4,30 @@
 fix); :class:`CheckFailed` is the failure a checker raises, shown at the step
 that ``helpers.checks._hints`` chose for it. ``helpers.checks._engine``
 re-exports both, so checkers write ``ck.Mistake`` and ``ck.CheckFailed``.
+
+The language: a Mistake's parts and a checker's message are English templates,
+translated (``helpers.i18n._``) before their ``{fields}`` are filled: by
+:func:`fill`, by :meth:`Mistake.format` and :meth:`Mistake.filled`, and by
+:class:`CheckFailed` for a Mistake that was never filled. A translated part is
+no template any more, so translating it again leaves it as it is.
 """
 
 import dataclasses
 import textwrap
 from dataclasses import dataclass, field
 
+from helpers.i18n import _
+
 _WIDTH = 88
+_CJK_END = ("。", "！", "？", "…")
 
 
 def fill(template, facts):
-    """``template.format_map(facts)``, or the template itself if that fails."""
+    """``template`` translated, then ``.format_map(facts)``; the translated
+    template itself if that fails."""
     if isinstance(template, Mistake):
         return template.filled(facts)
+    template = _(template)
     try:
         return template.format_map(facts)
     except (KeyError, ValueError, IndexError, AttributeError):
@@ -46,13 +57,18 @@ class Mistake:
             object.__setattr__(self, "key", self.symptom)
 
     def _each(self, change):
-        """The same mistake (same ``key``) with ``change`` applied to each part."""
+        """The same mistake (same ``key``) with ``change`` applied to each part,
+        translated first."""
         return dataclasses.replace(
             self,
-            symptom=change(self.symptom),
-            why=change(self.why),
-            fix=change(self.fix),
+            symptom=change(_(self.symptom)),
+            why=change(_(self.why)),
+            fix=change(_(self.fix)),
         )
+
+    def translated(self):
+        """The same mistake in the course's language (its fields unfilled)."""
+        return self._each(lambda part: part)
 
     def filled(self, facts):
         return self._each(lambda part: fill(part, facts))
@@ -88,8 +104,10 @@ class Generated:
 def _sentence(text):
     """``text`` ending in one full stop; an ellipsis ("...", "…") is kept as is."""
     text = text.rstrip()
-    if text.endswith(("...", "…")):
+    if text.endswith(("...", "…")) or text.endswith(_CJK_END):
         return text
+    if text and "\u4e00" <= text[-1] <= "\u9fff":  # a Chinese sentence
+        return text + "。"
     return text.removesuffix(".") + "."
 
 
@@ -113,7 +131,7 @@ class CheckFailed(AssertionError):
 
     def __init__(self, checker, message, case="", where=""):
         self.checker = checker
-        self.mistake = message if isinstance(message, Mistake) else None
+        self.mistake = message.translated() if isinstance(message, Mistake) else None
         told = message if isinstance(message, Generated) else None
         self.message = str(message) if self.mistake is None else ""
         source = self.mistake or told
@@ -133,14 +151,16 @@ class CheckFailed(AssertionError):
         self.stage = stage
         symptom = self.mistake.symptom if self.mistake is not None else self.message
         if stage >= 2 and self.why:
-            self.diagnosis = f"{_sentence(symptom)} Why: {self.why}"
+            self.diagnosis = _("{symptom} Why: {why}").format(
+                symptom=_sentence(symptom), why=self.why
+            )
         else:
             self.diagnosis = symptom
         text = f"{self.checker}: {self.diagnosis}"
         if self.case:
             text += f"\n  ({self.case})"
         if self.where:
-            text += f"\n  Look at: {self.where}"
+            text += "\n  " + _("Look at: {where}").format(where=self.where)
         if self.offers_fix():
             text += f"\n  {self.hint_line()}"
         self.args = (text,)
@@ -151,8 +171,14 @@ class CheckFailed(AssertionError):
         return self.stage >= 2 and bool(told)
 
     def hint_line(self):
-        what = "the fix" if self.fix or self.mistake is not None else "how to find it"
-        return f'Still stuck? checks.hint("{short_name(self.checker)}") shows {what}.'
+        name = short_name(self.checker)
+        if self.fix or self.mistake is not None:
+            return _('Still stuck? checks.hint("{name}") shows the fix.').format(
+                name=name
+            )
+        return _('Still stuck? checks.hint("{name}") shows how to find it.').format(
+            name=name
+        )
 
     def _render_traceback_(self):
         red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
@@ -166,7 +192,7 @@ class CheckFailed(AssertionError):
         lines[0] = f"{red}{bold}{lines[0]}{reset}"
         extra = (
             self.case,
-            f"look at: {self.where}" if self.where else "",
+            _("look at: {where}").format(where=self.where) if self.where else "",
             self.hint_line() if self.offers_fix() else "",
         )
         for text in extra:

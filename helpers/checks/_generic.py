@@ -15,6 +15,7 @@ import numpy as np
 
 from helpers._validate import fmt
 from helpers.checks._failure import Generated, Mistake
+from helpers.i18n import N_, _
 
 RTOL = 1e-6
 ATOL = 1e-6
@@ -78,17 +79,17 @@ def _at(shape, axis, size):
 def _shape_why(out, got, want):
     """Why a shape is wrong, by what happened to the axes."""
     if len(got) < len(want):
-        what = "an axis was dropped (a sum, max or index that did not keep it)"
+        what = _("an axis was dropped (a sum, max or index that did not keep it)")
     elif len(got) > len(want):
-        what = "an axis was kept or added (a size-1 axis, or a batch axis too many)"
+        what = _("an axis was kept or added (a size-1 axis, or a batch axis too many)")
     elif sorted(got) == sorted(want):
-        what = "two axes were swapped (a transpose, or a product in the other order)"
+        what = _("two axes were swapped (a transpose, or a product in the other order)")
     else:
-        what = "an axis has another size: it came from the wrong input or axis"
+        what = _("an axis has another size: it came from the wrong input or axis")
     rule = out.shape or fmt(want)
-    return (
-        f"each axis of an output has a meaning, and `{out.name}` is {rule}; here {what}"
-    )
+    return _(
+        "each axis of an output has a meaning, and `{name}` is {rule}; here {what}"
+    ).format(name=out.name, rule=rule, what=what)
 
 
 def shape_problem(got, expected, outputs, case, tol):
@@ -101,20 +102,29 @@ def shape_problem(got, expected, outputs, case, tol):
                     outputs[order.index(p)].name for p in range(len(got))
                 )
                 right = ", ".join(o.name for o in outputs)
-                return f"you returned ({returned}); return them in the order ({right})"
+                return _(
+                    "you returned ({returned}); return them in the order ({right})"
+                ).format(returned=returned, right=right)
     for out, g, e in zip(outputs, got, expected, strict=True):
         if g.shape != e.shape:
             rule = "" if out.shape == fmt(e.shape) else f"{out.shape} = "
-            return Generated(
-                f"`{out.name}` has shape "
-                f"{shape_text(g.shape, case.sizes, e.shape)} but it should be "
-                f"{rule}{fmt(e.shape)}",
-                why=_shape_why(out, g.shape, e.shape),
-                fix=out.hint,
-                method=f"run your function on this case's inputs ({case.label}) "
+            text = _("`{name}` has shape {shape} but it should be {rule}{expected}")
+            method = _(
+                "run your function on this case's inputs ({label}) "
                 "and print the shape of each array it computes, in order; compare "
                 "each with its shape in the lesson: the first that differs is "
-                f"where `{out.name}` lost its shape",
+                "where `{name}` lost its shape"
+            )
+            return Generated(
+                text.format(
+                    name=out.name,
+                    shape=shape_text(g.shape, case.sizes, e.shape),
+                    rule=rule,
+                    expected=fmt(e.shape),
+                ),
+                why=_shape_why(out, g.shape, e.shape),
+                fix=_(out.hint),
+                method=method.format(label=case.label, name=out.name),
             )
     return None
 
@@ -134,17 +144,24 @@ def value_problem(got, expected, outputs, tol, label=""):
         diff = np.nan_to_num(diff, nan=0.0, posinf=np.inf)
         index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
         index = tuple(int(i) for i in index)
-        where = f" at index {index}" if index else ""
-        message = (
-            f"`{out.name}` is wrong{where}: you have {num(g[index])}, "
-            f"the right answer has {num(e[index])}"
-        )
+        where = _(" at index {index}").format(index=index) if index else ""
+        message = _(
+            "`{name}` is wrong{where}: you have {got}, the right answer has {right}"
+        ).format(name=out.name, where=where, got=num(g[index]), right=num(e[index]))
         if right:
-            message += (
-                f". Your {', '.join(f'`{r}`' for r in right)} "
-                f"match{'es' if len(right) == 1 else ''} the reference, so look at "
-                f"the steps that compute `{out.name}` from there"
+            names = ", ".join(f"`{r}`" for r in right)
+            more = (
+                _(
+                    ". Your {names} matches the reference, so look at the steps that "
+                    "compute `{name}` from there"
+                )
+                if len(right) == 1
+                else _(
+                    ". Your {names} match the reference, so look at the steps that "
+                    "compute `{name}` from there"
+                )
             )
+            message += more.format(names=names, name=out.name)
         return Generated(message, method=method(label, out.name, where))
     return None
 
@@ -156,12 +173,18 @@ def method(case, output, where=""):
     """
     label = getattr(case, "label", case)
     inputs = f" ({label})" if label else ""
-    differs = f"; the first output that differs is `{output}`{where}" if output else ""
-    return (
-        f"run your function on this case's inputs{inputs}, print each intermediate "
-        "it computes (the scores, the weights, a total, ...) and compare each with "
-        f"its definition in the lesson{differs}"
+    differs = (
+        _("; the first output that differs is `{output}`{where}").format(
+            output=output, where=where
+        )
+        if output
+        else ""
     )
+    return _(
+        "run your function on this case's inputs{inputs}, print each intermediate "
+        "it computes (the scores, the weights, a total, ...) and compare each with "
+        "its definition in the lesson{differs}"
+    ).format(inputs=inputs, differs=differs)
 
 
 # Why an exception usually happens in this kind of code, by its type and text.
@@ -169,51 +192,67 @@ _RAISED_WHY = (
     (
         ValueError,
         "broadcast",
-        "NumPy lines two shapes up from their last axis, and each pair of sizes "
-        "must be equal or 1: an array lost the axis a sum or max reduced, or its "
-        "axes are in another order than the other array's",
+        N_(
+            "NumPy lines two shapes up from their last axis, and each pair of sizes "
+            "must be equal or 1: an array lost the axis a sum or max reduced, or its "
+            "axes are in another order than the other array's"
+        ),
     ),
     (
         ValueError,
         "matmul|core dimension|not aligned",
-        "in A @ B the last axis of A must have the size of B's second-to-last "
-        "axis: one side is transposed, or the product is in the other order",
+        N_(
+            "in A @ B the last axis of A must have the size of B's second-to-last "
+            "axis: one side is transposed, or the product is in the other order"
+        ),
     ),
     (
         ValueError,
         "reshape",
-        "a reshape keeps every entry: the new sizes must multiply to the old "
-        "total, and the axes you split must be the ones that hold those entries",
+        N_(
+            "a reshape keeps every entry: the new sizes must multiply to the old "
+            "total, and the axes you split must be the ones that hold those entries"
+        ),
     ),
     (
         IndexError,
         "",
-        "an index ran past the end of an axis, or named an axis the array does "
-        "not have: an axis is missing, or the index counts along another axis",
+        N_(
+            "an index ran past the end of an axis, or named an axis the array does "
+            "not have: an axis is missing, or the index counts along another axis"
+        ),
     ),
     (
         TypeError,
         "",
-        "a value has a type the operation cannot use (None, a list or a tuple "
-        "where an array was expected), or a call got the wrong arguments",
+        N_(
+            "a value has a type the operation cannot use (None, a list or a tuple "
+            "where an array was expected), or a call got the wrong arguments"
+        ),
     ),
     (
         (AttributeError, KeyError),
         "",
-        "your code asked an object for a name it does not have (an attribute, a "
-        "method or a key): e.g. torch's .size() on a NumPy array, which has .shape",
+        N_(
+            "your code asked an object for a name it does not have (an attribute, a "
+            "method or a key): e.g. torch's .size() on a NumPy array, which has .shape"
+        ),
     ),
     (
         (ZeroDivisionError, FloatingPointError),
         "",
-        "a division by a total or a size that is 0 in this case (an empty row, "
-        "a single key, a fully masked query)",
+        N_(
+            "a division by a total or a size that is 0 in this case (an empty row, "
+            "a single key, a fully masked query)"
+        ),
     ),
     (
         ValueError,
         "",
-        "a NumPy function got an array whose shape or value it cannot use: the "
-        "shapes going into the line that raised are where to start",
+        N_(
+            "a NumPy function got an array whose shape or value it cannot use: the "
+            "shapes going into the line that raised are where to start"
+        ),
     ),
 )
 
@@ -222,7 +261,7 @@ def raised_why(err):
     """What an exception of this type and text usually means in array code."""
     for kind, pattern, why in _RAISED_WHY:
         if isinstance(err, kind) and re.search(pattern, str(err)):
-            return why
+            return _(why)
     return ""
 
 
@@ -235,24 +274,28 @@ def raised(err, case, hint, signature, where):
     any, replaces the generic one.
     """
     text = str(err).splitlines()[0] if str(err) else ""
-    message = f"your function raised {type(err).__name__}: {text}"
+    kind = type(err).__name__
+    message = _("your function raised {kind}: {text}").format(kind=kind, text=text)
     why, fix = raised_why(err), ""
     if isinstance(err, TypeError) and "argument" in str(err):
-        message += f". Your function must accept the arguments of {signature}."
+        message += _(
+            ". Your function must accept the arguments of {signature}."
+        ).format(signature=signature)
     elif isinstance(err, (ValueError, IndexError)) and isinstance(hint, Mistake):
+        hint = hint.translated()
         message = f"{message.rstrip('.')} — {hint.symptom}"
         why, fix = hint.why or why, hint.fix
     elif isinstance(err, (ValueError, IndexError)) and hint:
-        message += f". Hint: {hint}"
+        message += _(". Hint: {hint}").format(hint=_(hint))
     else:
         message += "."
     line = f" ({where})" if where else ""
-    return Generated(
-        message,
-        why=why,
-        fix=fix,
-        method=f"run your function on this case's inputs ({case.label}) and print "
-        f"the shape of every array that goes into the line that raised{line}; "
+    method = _(
+        "run your function on this case's inputs ({label}) and print "
+        "the shape of every array that goes into the line that raised{line}; "
         "compare each with its shape in the lesson: the first that differs is the "
-        "mistake",
+        "mistake"
+    )
+    return Generated(
+        message, why=why, fix=fix, method=method.format(label=case.label, line=line)
     )

@@ -23,6 +23,7 @@ import inspect
 import threading
 
 from helpers.checks._engine import CheckFailed, not_implemented
+from helpers.i18n import _
 
 _LOCK = threading.Lock()
 _COUNTS = {}  # (checker, mistake key) -> failures of that mistake so far
@@ -145,27 +146,32 @@ def hint_text(name, known):
     if full not in known:
         close = difflib.get_close_matches(full, list(known), n=3)
         names = ", ".join(close) if close else ", ".join(sorted(known))
-        return f"checks.hint: there is no checker called {text!r}. Try one of: {names}"
+        return _(
+            "checks.hint: there is no checker called {name}. Try one of: {names}"
+        ).format(name=repr(text), names=names)
     with _LOCK:
         last = _LAST.get(full)
     method = _method(known[full])
     if last is None:
-        return (
-            f"{full} has not failed in this kernel yet, so there is no mistake to "
-            "hint at: run its check cell first. It checks: " + method
-        )
+        return _(
+            "{name} has not failed in this kernel yet, so there is no mistake to "
+            "hint at: run its check cell first. It checks: {method}"
+        ).format(name=full, method=method)
     if last == "passed":
-        return f"{full} passed on its last run: nothing to fix."
-    lines = [f"Hint for {full}, on its last failure:"]
+        return _("{name} passed on its last run: nothing to fix.").format(name=full)
+    lines = [_("Hint for {name}, on its last failure:").format(name=full)]
     if last.why:
-        lines.append(f"  Why: {last.why}")
+        lines.append("  " + _("Why: {why}").format(why=last.why))
     if last.fix:
-        lines.append(f"  Fix: {last.fix}")
+        lines.append("  " + _("Fix: {fix}").format(fix=last.fix))
     if last.method and not (last.mistake is not None and last.fix):
-        lines.append(f"  The method: {last.method}")
+        lines.append("  " + _("The method: {method}").format(method=last.method))
         steps = _steps(known[full])
         if steps:
             lines.append(f"  {steps}")
     elif not last.fix:
-        lines.append(f"  The method: {full} checks {method}")
+        lines.append(
+            "  "
+            + _("The method: {name} checks {method}").format(name=full, method=method)
+        )
     return "\n".join(lines)

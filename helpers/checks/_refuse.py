@@ -28,11 +28,11 @@ class Refused(RuntimeError):
 
 def _stub(label, reason):
     mistake = Mistake(
-        symptom=f"you called {label}, which this exercise asks you to do without",
+        symptom="you called {label}, which this exercise asks you to do without",
         why=reason,
-        fix=f"write the steps yourself instead of calling {label}",
+        fix="write the steps yourself instead of calling {label}",
         key=f"refused {label}",
-    )
+    ).format(label=label)
 
     def refused_helper(*args, **kwargs):
         raise Refused(mistake)

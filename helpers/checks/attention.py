@@ -172,13 +172,12 @@ def _diagnose_one_query(case, got, expected):
         return _FORGOT_1_OVER_Z
     if ck.same(y, expected[0]) and ck.same(weights, expected[1]):
         return ck.Mistake(
-            symptom=f"your y and weights are right but Z is {ck.num(Z)}, not the "
-            "normaliser",
+            symptom="your y and weights are right but Z is {Z}, not the normaliser",
             why="Z is the sum of the exponentials of the scores, before dividing",
-            fix=f"Z = sum_j exp(score_j), here {ck.num(expected[2])}",
+            fix="Z = sum_j exp(score_j), here {right_Z}",
             line=r"\bZ\b\s*=",
             key="your y and weights are right but Z is not",
-        )
+        ).format(Z=ck.num(Z), right_Z=ck.num(expected[2]))
     return None
 
 

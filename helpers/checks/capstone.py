@@ -127,11 +127,11 @@ def _check_config(name, fn, config, quick, expected):
 
 def _wrong_prediction(name, said, seen, why):
     return ck.Mistake(
-        symptom=f"your prediction `{name}` = {said!r} is not what happened: {seen}",
+        symptom="your prediction `{name}` = {said} is not what happened: {seen}",
         why=why,
-        fix=f"{name} = {not said!r}: the run above shows it; the why says what "
-        "made it so",
-    )
+        fix="{name} = {not_said}: the run above shows it; the why says what made it so",
+        key=f"your prediction `{name}` = {said!r} is not what happened: {seen}",
+    ).format(name=name, said=repr(said), seen=seen, not_said=repr(not said))
 
 
 def _changed_keys(a, b):

@@ -96,13 +96,13 @@ def _compare(got, expected, variants, name):
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=1e-6, atol=1e-9):
             return message
     return ck.Mistake(
-        symptom=f"{name} returned {np.round(got, 4)}, which is not the right "
+        symptom="{name} returned {got}, which is not the right "
         "score per head, nor any of the usual mistakes",
         why="each head's score is one mean over the (sequence, position) pairs the "
         "exercise names",
-        fix=f"the right answer is {np.round(expected, 4)} on this case",
+        fix="the right answer is {right} on this case",
         key=f"{name}: an unrecognised answer",
-    )
+    ).format(name=name, got=np.round(got, 4), right=np.round(expected, 4))
 
 
 def _prefix_variants(weights, lengths):

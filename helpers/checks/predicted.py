@@ -200,11 +200,12 @@ def _shape_problem(predicted, actual, sizes):
         if mistake is not None:
             return mistake
         return ck.Mistake(
-            symptom=f"your {key} shape {fmt(shape)} is not the shape attention gives",
+            symptom="your {key} shape {shape} is not the shape attention gives",
             why="scores and weights pair every query with every key; the output has "
             "one row per query",
             fix="read the shapes off the glossary of section 10",
-        )
+            key=f"your {key} shape {fmt(shape)} is not the shape attention gives",
+        ).format(key=key, shape=fmt(shape))
     return None
 
 

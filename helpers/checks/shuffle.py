@@ -60,13 +60,13 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
         )
     if perm.shape != (m,) or sorted(perm.tolist()) != list(range(m)):
         return ck.Mistake(
-            symptom=f"perm must be a permutation of 0 .. m - 1 = {m - 1}, shape "
-            f"({m},); yours has shape {fmt(perm.shape)}",
+            symptom="perm must be a permutation of 0 .. m - 1 = {last}, shape "
+            "({m},); yours has shape {shape}",
             why="each of the m (key, value) rows must appear exactly once",
             fix="perm = rng.permutation(K.shape[0])",
             line=r"perm\s*=",
             key="perm is not a permutation of the rows",
-        )
+        ).format(last=m - 1, m=m, shape=fmt(perm.shape))
     if (perm == np.arange(m)).all():
         return "your perm is 0, 1, 2, ...: that permutation changes nothing"
     for name, got, rows in (("K_shuffled", K_sh, K), ("V_shuffled", V_sh, V)):

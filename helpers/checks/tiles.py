@@ -17,6 +17,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refused, within_memory
+from helpers.i18n import N_, _
 
 __all__ = ["check_score_bytes", "check_merge_states", "check_causal_tiled_attention"]
 
@@ -106,29 +107,32 @@ def _prediction_problem(predicted, gib):
     if abs(predicted - gib) <= 0.02 * gib:
         return None
     readings = [
-        (gib * GIB / 1e9, "gigabytes (10^9 bytes), not GiB (2^30 bytes)"),
-        (gib / 4, "entries (in units of 2^30), not bytes"),
-        (gib * 8, "bits, not bytes"),
-        (gib * 2, "float32's 4 bytes per number, not float16's 2"),
-        (gib * 4, "float64's 8 bytes per number, not float16's 2"),
+        (gib * GIB / 1e9, N_("gigabytes (10^9 bytes), not GiB (2^30 bytes)")),
+        (gib / 4, N_("entries (in units of 2^30), not bytes")),
+        (gib * 8, N_("bits, not bytes")),
+        (gib * 2, N_("float32's 4 bytes per number, not float16's 2")),
+        (gib * 4, N_("float64's 8 bytes per number, not float16's 2")),
     ]
     for value, what in readings:
         if abs(predicted - value) <= 0.02 * value:
             return ck.Mistake(
-                symptom=f"your prediction {predicted:g} counts {what}",
+                symptom="your prediction {predicted:g} counts {what}",
                 why="one (n, m) matrix takes n * m * itemsize bytes, and a GiB is "
                 "2^30 bytes",
                 fix="49152 = 3 * 2^14, so 49152^2 = 9 * 2^28 entries, times 2 bytes "
                 "for float16, divided by 2^30: 4.5",
-            )
+                key=f"your prediction {predicted:g} counts {what}",
+            ).format(predicted=predicted, what=_(what))
     return ck.Mistake(
-        symptom=f"your prediction {predicted:g} GiB does not match what your own "
+        symptom="your prediction {predicted:g} GiB does not match what your own "
         "score_bytes(49152, 49152, np.float16) returns, in GiB",
         why="49152 is 3 times a power of two, so n * m is 9 times one: the count in "
         "GiB is a number you can work out by hand",
         fix="49152 = 3 * 2^14, so 49152^2 = 9 * 2^28 entries, times 2 bytes for "
         "float16, divided by 2^30 bytes per GiB: 4.5",
-    )
+        key=f"your prediction {predicted:g} GiB does not match what your own "
+        "score_bytes(49152, 49152, np.float16) returns, in GiB",
+    ).format(predicted=predicted)
 
 
 def check_score_bytes(score_bytes, my_prediction, *, seed=0):
