@@ -32,7 +32,7 @@ import polib
 
 if not __package__:  # run as a script: import the tools package from the repo root
     sys.path[0] = str(Path(__file__).resolve().parents[1])
-from tools import i18n_terms, i18n_text  # noqa: E402
+from tools import i18n_build, i18n_terms, i18n_text  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -75,7 +75,7 @@ def catalogue_path(lesson, locale=LOCALE):
     return Path(locale) / f"{Path(lesson).stem}.po"
 
 
-# -- extract ------------------------------------------------------------------------
+# -- extract ---------------------------------------------------------------------------
 
 
 def lesson_entries(nb, name):
@@ -246,7 +246,36 @@ def check(paths=None):
     return 1 if total else 0
 
 
-# -- command line ---------------------------------------------------------------
+# -- build -----------------------------------------------------------------------------
+
+
+def build(paths, allow_partial=False, no_execute=False):
+    """Write (and run) the Chinese notebooks of ``paths``; strict unless
+    ``allow_partial``: every catalogue is checked before anything is written."""
+    if not allow_partial:
+        failures = []
+        for lesson in paths:
+            try:
+                i18n_build.build_notebook(
+                    nbformat.read(lesson, as_version=4),
+                    polib.pofile(str(catalogue_path(lesson))),
+                    name=lesson.name,
+                )
+            except i18n_build.Untranslated as error:
+                failures.append(str(error).split("\n")[0])
+        if failures:
+            print("\n".join(failures), file=sys.stderr)
+            print("nothing built: translate these first", file=sys.stderr)
+            return 1
+    written = [i18n_build.build_lesson(lesson, allow_partial) for lesson in paths]
+    for path in written:
+        print(f"built {path.relative_to(REPO)}" + " (draft)" * allow_partial)
+    if not no_execute:
+        i18n_build.execute(written)
+    return 0
+
+
+# -- command line ----------------------------------------------------------------------
 
 
 def lesson_paths(names):
@@ -269,13 +298,37 @@ def main(argv=None):
     p.add_argument("lessons", nargs="*", help="lesson numbers or paths (all)")
     p = commands.add_parser("check", help="report what a catalogue still needs")
     p.add_argument("catalogues", nargs="*", type=Path, help="PO files (all)")
+    p = commands.add_parser("build", help="lessons + catalogues -> notebooks/zh/")
+    p.add_argument("lessons", nargs="*", help="lesson numbers or paths (all)")
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="keep English where a translation is missing (a draft: never commit)",
+    )
+    p.add_argument(
+        "--no-execute", action="store_true", help="write the notebooks, do not run them"
+    )
+    commands.add_parser("student", help="notebooks/zh/student/ from notebooks/zh/")
+    commands.add_parser("slides", help="build/slides-zh/: decks and handouts")
+    commands.add_parser("html", help="build/html-zh/: executed pages")
+    commands.add_parser("stale", help="list Chinese notebooks the build would change")
     args = parser.parse_args(argv)
     if args.command == "extract":
         extract(lesson_paths(args.lessons))
         return 0
     if args.command == "check":
         return check(args.catalogues)
-    return 2
+    if args.command == "build":
+        return build(lesson_paths(args.lessons), args.allow_partial, args.no_execute)
+    if args.command == "student":
+        i18n_build.write_student_copies()
+    elif args.command in ("slides", "html"):
+        i18n_build.export(args.command)
+    elif args.command == "stale":
+        problems = [p for lesson in lessons() for p in i18n_build.stale(lesson)]
+        print("\n".join(problems) or "every Chinese notebook is current")
+        return 1 if problems else 0
+    return 0
 
 
 if __name__ == "__main__":
