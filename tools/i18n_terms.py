@@ -40,8 +40,8 @@ TERMS = (
     Term(
         "normalizer",
         r"\bnormali[sz]er\b",
-        "归一化常数",
-        ("归一化因子", "归一化系数", "规范化常数", "标准化常数"),
+        "归一化因子",
+        ("归一化常数", "归一化系数", "规范化常数", "标准化常数"),
     ),
     Term("softmax", r"\bsoftmax\b", "softmax", ("软最大", "柔性最大")),
     Term("temperature", r"\btemperatures?\b", "温度"),
