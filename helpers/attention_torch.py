@@ -12,13 +12,18 @@ import torch
 from torch import nn
 
 from helpers import _validate, _validate_linear
+from helpers.i18n import _
 
 
 def _as_float(x, name, allow_neg_inf=False):
     """Return ``x`` as a floating tensor; reject non-numbers, NaN and inf."""
     x = torch.as_tensor(x)
     if x.dtype == torch.bool or x.is_complex():
-        raise TypeError(f"{name} must hold real numbers; got dtype {x.dtype}")
+        raise TypeError(
+            _("{name} must hold real numbers; got dtype {dtype}").format(
+                name=name, dtype=x.dtype
+            )
+        )
     if not x.is_floating_point():
         return x.to(torch.get_default_dtype())
     if not allow_neg_inf and torch.isfinite(x.detach().sum()):
@@ -469,15 +474,21 @@ class MultiHeadAttention(nn.Module):
         (out, in) layout, so its three row blocks are our three nn.Linear weights.
         """
         if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(f"module must be an nn.MultiheadAttention; got {module!r}")
+            raise TypeError(
+                _("module must be an nn.MultiheadAttention; got {module!r}").format(
+                    module=module
+                )
+            )
         d_model = module.embed_dim
         if module.kdim != d_model or module.vdim != d_model:
             raise ValueError(
-                f"kdim={module.kdim} and vdim={module.vdim} must equal "
-                f"embed_dim={d_model}: keys and values come from d_model features"
+                _(
+                    "kdim={kdim} and vdim={vdim} must equal embed_dim={d_model}: "
+                    "keys and values come from d_model features"
+                ).format(kdim=module.kdim, vdim=module.vdim, d_model=d_model)
             )
         if module.bias_k is not None or module.add_zero_attn:
-            raise ValueError("add_bias_kv and add_zero_attn are not supported")
+            raise ValueError(_("add_bias_kv and add_zero_attn are not supported"))
         bias = module.in_proj_bias is not None
         ours = cls(d_model, module.num_heads, bias=bias, dropout=module.dropout)
         ours = ours.to(module.in_proj_weight.dtype)
@@ -499,8 +510,10 @@ class MultiHeadAttention(nn.Module):
         """An nn.MultiheadAttention holding these weights (no grouped-query heads)."""
         if self.num_kv_heads != self.num_heads:
             raise ValueError(
-                f"nn.MultiheadAttention has no grouped-query attention: num_kv_heads="
-                f"{self.num_kv_heads} must equal num_heads={self.num_heads}"
+                _(
+                    "nn.MultiheadAttention has no grouped-query attention: "
+                    "num_kv_heads={num_kv_heads} must equal num_heads={num_heads}"
+                ).format(num_kv_heads=self.num_kv_heads, num_heads=self.num_heads)
             )
         bias = self.q_proj.bias is not None
         theirs = nn.MultiheadAttention(
@@ -526,8 +539,14 @@ class MultiHeadAttention(nn.Module):
         _validate.mha_shapes(tuple(x.shape), tuple(kv.shape), {})
         if x.shape[-1] != self.q_proj.in_features:
             raise ValueError(
-                f"x has d_model={x.shape[-1]} features but this module was built "
-                f"for d_model={self.q_proj.in_features} (x {_validate.fmt(x.shape)})"
+                _(
+                    "x has d_model={got} features but this module was "
+                    "built for d_model={built} (x {shape})"
+                ).format(
+                    got=x.shape[-1],
+                    built=self.q_proj.in_features,
+                    shape=_validate.fmt(x.shape),
+                )
             )
         return x, kv
 

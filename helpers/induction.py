@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers import attention_torch as atn
+from helpers.i18n import _
 
 DEFAULT_CONFIG = {
     "vocab_size": 32,  # random tokens 0..31
@@ -50,8 +51,11 @@ def repeated_sequences(
     """
     if not 1 <= min_repeat <= max_repeat or 2 * max_repeat > seq_len:
         raise ValueError(
-            "need 1 <= min_repeat <= max_repeat and 2 * max_repeat <= seq_len; got "
-            f"min_repeat={min_repeat}, max_repeat={max_repeat}, seq_len={seq_len}"
+            _(
+                "need 1 <= min_repeat <= max_repeat and 2 * max_repeat <= "
+                "seq_len; got min_repeat={min_repeat}, "
+                "max_repeat={max_repeat}, seq_len={seq_len}"
+            ).format(min_repeat=min_repeat, max_repeat=max_repeat, seq_len=seq_len)
         )
     tokens = torch.randint(vocab_size, (batch_size, seq_len), generator=generator)
     lengths = torch.randint(
@@ -201,6 +205,17 @@ def measure(model, tokens, lengths, ablate=()):
         }
 
 
+def _reject_unknown_keys(config):
+    """Raise ValueError for a key of ``config`` that DEFAULT_CONFIG does not have."""
+    unknown = set(config or {}) - set(DEFAULT_CONFIG)
+    if unknown:
+        raise ValueError(
+            _("unknown config keys {unknown}; valid: {valid}").format(
+                unknown=sorted(unknown), valid=sorted(DEFAULT_CONFIG)
+            )
+        )
+
+
 def train(config=None, *, progress=print, example=None):
     """Train an AttentionOnlyTransformer; return its history of measurements.
 
@@ -210,11 +225,7 @@ def train(config=None, *, progress=print, example=None):
     attention weights saved, layer by layer. ``progress`` receives one line of
     text per checkpoint (pass ``None`` for silence).
     """
-    unknown = set(config or {}) - set(DEFAULT_CONFIG)
-    if unknown:
-        raise ValueError(
-            f"unknown config keys {sorted(unknown)}; valid: {sorted(DEFAULT_CONFIG)}"
-        )
+    _reject_unknown_keys(config)
     c = {**DEFAULT_CONFIG, **(config or {})}
     torch.manual_seed(c["seed"])
     model = AttentionOnlyTransformer(
@@ -268,7 +279,15 @@ def _record(history, step, model, held_out, example, progress):
     history["example_weights"].append(np.stack([w[0].numpy() for w in example_weights]))
     if progress is not None:
         best = result["prefix_matching"][-1].max()
+        line = _(
+            "step {step:4d} · loss {loss:.2f} · loss on the repeat "
+            "{repeat_loss:.2f} · best layer-2 prefix matching {best:.2f}"
+        )
         progress(
-            f"step {step:4d} · loss {result['loss']:.2f} · loss on the repeat "
-            f"{result['repeat_loss']:.2f} · best layer-2 prefix matching {best:.2f}"
+            line.format(
+                step=step,
+                loss=result["loss"],
+                repeat_loss=result["repeat_loss"],
+                best=best,
+            )
         )

@@ -11,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from helpers.i18n import _
+
 MODES = ("rand", "randn", "zeros", "ones")
 BACKENDS = ("torch", "numpy")
 
@@ -22,20 +24,26 @@ def _shape(shape):
         dims = tuple(shape)
     except TypeError:
         raise ValueError(
-            f"shape must be a sequence of non-negative integers, e.g. [2, 3]; "
-            f"got {shape!r}"
+            _(
+                "shape must be a sequence of non-negative integers, e.g. [2, "
+                "3]; got {shape!r}"
+            ).format(shape=shape)
         ) from None
     for i, d in enumerate(dims):
         if isinstance(d, bool) or not isinstance(d, numbers.Integral):
             if not (hasattr(d, "__index__") and not isinstance(d, bool)):
                 raise ValueError(
-                    f"shape must contain integers; dimension {i} is {d!r} "
-                    f"in shape {list(dims)!r}"
+                    _(
+                        "shape must contain integers; dimension {i} is {d!r} in "
+                        "shape {dims!r}"
+                    ).format(i=i, d=d, dims=list(dims))
                 )
         if int(d) < 0:
             raise ValueError(
-                f"shape must not contain negative dimensions; dimension {i} is "
-                f"{int(d)} in shape {list(int(x) for x in dims)!r}"
+                _(
+                    "shape must not contain negative dimensions; dimension {i} "
+                    "is {size} in shape {value!r}"
+                ).format(i=i, size=int(d), value=list(int(x) for x in dims))
             )
     return tuple(int(d) for d in dims)
 
@@ -65,15 +73,24 @@ def make_tensor(
     shape = _shape(shape)
     mode_key = mode.lower() if isinstance(mode, str) else mode
     if mode_key not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        raise ValueError(
+            _("unknown mode {mode!r}; use one of {modes}").format(
+                mode=mode, modes=", ".join(MODES)
+            )
+        )
     if backend not in BACKENDS:
         raise ValueError(
-            f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}"
+            _("unknown backend {backend!r}; use one of {backends}").format(
+                backend=backend, backends=", ".join(BACKENDS)
+            )
         )
     low, high = float(low), float(high)
     if mode_key == "rand" and not low < high:
         raise ValueError(
-            f"low must be smaller than high for mode='rand'; got low={low}, high={high}"
+            _(
+                "low must be smaller than high for mode='rand'; got "
+                "low={low}, high={high}"
+            ).format(low=low, high=high)
         )
     if backend == "numpy":
         return _make_numpy(shape, mode_key, dtype, device, low, high, seed)
@@ -83,14 +100,18 @@ def make_tensor(
 def _make_numpy(shape, mode, dtype, device, low, high, seed):
     if device is not None:
         raise ValueError(
-            f"device={device!r} applies to backend='torch' only; "
-            f"NumPy arrays live on the CPU"
+            _(
+                "device={device!r} applies to backend='torch' only; NumPy "
+                "arrays live on the CPU"
+            ).format(device=device)
         )
     try:
         dtype = np.dtype(np.float32 if dtype is None else dtype)
     except TypeError:
         raise ValueError(
-            f"dtype={dtype!r} is not a NumPy dtype (backend='numpy')"
+            _("dtype={dtype!r} is not a NumPy dtype (backend='numpy')").format(
+                dtype=dtype
+            )
         ) from None
     if mode == "zeros":
         return np.zeros(shape, dtype=dtype)
@@ -98,7 +119,9 @@ def _make_numpy(shape, mode, dtype, device, low, high, seed):
         return np.ones(shape, dtype=dtype)
     if not np.issubdtype(dtype, np.floating):
         raise ValueError(
-            f"mode={mode!r} draws floats; dtype must be floating, got {dtype}"
+            _("mode={mode!r} draws floats; dtype must be floating, got {dtype}").format(
+                mode=mode, dtype=dtype
+            )
         )
     rng = np.random.default_rng(seed) if seed is not None else np.random
     if mode == "rand":
@@ -115,8 +138,10 @@ def _make_torch(shape, mode, dtype, device, low, high, seed):
     dtype = torch.float32 if dtype is None else dtype
     if not isinstance(dtype, torch.dtype):
         raise ValueError(
-            f"dtype={dtype!r} is not a torch dtype (backend='torch'); "
-            f"e.g. torch.float32"
+            _(
+                "dtype={dtype!r} is not a torch dtype (backend='torch'); "
+                "e.g. torch.float32"
+            ).format(dtype=dtype)
         )
     if mode == "zeros":
         return torch.zeros(shape, dtype=dtype, device=device)
@@ -124,7 +149,9 @@ def _make_torch(shape, mode, dtype, device, low, high, seed):
         return torch.ones(shape, dtype=dtype, device=device)
     if not dtype.is_floating_point:
         raise ValueError(
-            f"mode={mode!r} draws floats; dtype must be floating, got {dtype}"
+            _("mode={mode!r} draws floats; dtype must be floating, got {dtype}").format(
+                mode=mode, dtype=dtype
+            )
         )
     generator = None
     if seed is not None:
@@ -169,7 +196,9 @@ def tensor_info(x):
         values = t.cpu().double().numpy()
     else:
         raise TypeError(
-            f"expected a torch.Tensor or numpy.ndarray; got {type(x).__name__}"
+            _("expected a torch.Tensor or numpy.ndarray; got {kind}").format(
+                kind=type(x).__name__
+            )
         )
     info["size"] = int(values.size)
     if values.size:
@@ -191,7 +220,8 @@ def print_matrix_info(x, name="x", max_items=10):
     try:
         info = tensor_info(x)
     except TypeError:
-        print(f"{name}: not a tensor/ndarray (type={type(x).__name__})")
+        text = _("{name}: not a tensor/ndarray (type={kind})")
+        print(text.format(name=name, kind=type(x).__name__))
         return False
     print(f"{name}:")
     for key in ("type", "dtype", "device", "shape", "ndim", "requires_grad"):
@@ -221,4 +251,8 @@ def check_shape(x, expected, name="x"):
     ):
         shown = ", ".join("any" if e is None else str(e) for e in expected)
         shown = f"({shown},)" if len(expected) == 1 else f"({shown})"
-        raise ValueError(f"{name} has shape {actual} but expected {shown}")
+        raise ValueError(
+            _("{name} has shape {actual} but expected {shown}").format(
+                name=name, actual=actual, shown=shown
+            )
+        )

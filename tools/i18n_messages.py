@@ -19,11 +19,17 @@ imported) and collects the English templates a learner may read:
   fields are ``{name}``, filled by the engine after translation.
 
 Each template becomes one entry (no msgctxt; occurrences ``file:line``; the
-``python-brace-format`` flag when it has ``{fields}``). On re-extraction an
-unchanged msgid keeps its translation; a changed one takes the translation of
-the most similar now-unused entry of the same file (difflib ratio >= 0.6),
-marked ``fuzzy`` with the old msgid as ``#| msgid``, so a translator sees what
+``python-brace-format`` flag when it has ``{fields}``; the header and metadata
+of the lessons' catalogues, tools/i18n.py). On re-extraction the lessons' rule
+holds, with the file in place of the cell: an unchanged msgid keeps its
+translation; a changed one takes the translation of the most similar
+now-unused entry of the same file (difflib ratio >= ``FUZZY_CUTOFF``), marked
+``fuzzy`` with the old msgid as ``#| msgid``, so a translator sees what
 changed; entries no longer in the code are dropped.
+
+``check`` reports what ``tools.i18n check`` reports for a lesson (untranslated,
+fuzzy, inline code, numbers, glossary terms) and a ``{field}`` set that differs
+from the msgid's.
 """
 
 import argparse
@@ -35,10 +41,25 @@ from pathlib import Path
 
 import polib
 
+if not __package__:  # run as a script: import the tools package from the repo root
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+from tools import i18n as lessons_i18n  # noqa: E402
+from tools import i18n_terms, i18n_text  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "helpers"
 CATALOGUE = ROOT / "locale" / "zh_CN" / "LC_MESSAGES" / "helpers.po"
-SIMILAR = 0.6  # difflib ratio above which a changed entry keeps its translation
+HEADER = (
+    "Chinese (zh_CN) translation of the helpers' messages of 'Attention, step by\n"
+    "step' (checker diagnoses, hints, validation errors, readouts, figure text).\n"
+    "Written by `python -m tools.i18n_messages extract`: edit only the msgstr\n"
+    "lines (see the translators' guide). {fields} stay as they are."
+)
+METADATA = {
+    **lessons_i18n.METADATA,
+    "Project-Id-Version": "attention-step-by-step helpers",
+}
+FUZZY_CUTOFF = lessons_i18n.FUZZY_CUTOFF  # the lessons' rule: below it, no carry-over
 
 # call name -> (positional indices, keywords) whose strings are templates
 TEMPLATE_ARGS = {
@@ -49,14 +70,6 @@ TEMPLATE_ARGS = {
     "Generated": ((0, 1, 2, 3), ("text", "why", "fix", "method")),
     "Out": ((), ("hint",)),
     "run": ((), ("hint",)),
-}
-HEADER = {
-    "Project-Id-Version": "attention-step-by-step helpers",
-    "Language": "zh_CN",
-    "MIME-Version": "1.0",
-    "Content-Type": "text/plain; charset=UTF-8",
-    "Content-Transfer-Encoding": "8bit",
-    "Plural-Forms": "nplurals=1; plural=0;",
 }
 
 
@@ -199,41 +212,57 @@ def fields(text):
     return sorted(found), escaped
 
 
-def _carry_over(entry, unused):
-    """The most similar unused old entry sharing a file with ``entry``, or None."""
-    files = {f for f, _line in entry.occurrences}
-    best, best_ratio = None, SIMILAR
-    for old in unused.values():
-        if not old.msgstr or not files & {f for f, _line in old.occurrences}:
-            continue
-        ratio = difflib.SequenceMatcher(None, old.msgid, entry.msgid).ratio()
-        if ratio >= best_ratio:
-            best, best_ratio = old, ratio
-    return best
+def _files(entry):
+    return {f for f, _line in entry.occurrences}
 
 
-def build(entries, old=None):
-    """The catalogue for ``entries``, keeping ``old``'s translations."""
-    po = polib.POFile(wrapwidth=78)
-    po.metadata = dict(HEADER)
-    previous = {e.msgid: e for e in (old or []) if not e.obsolete}
-    unused = {k: v for k, v in previous.items() if k not in entries}
-    for msgid, occurrences in entries.items():
-        entry = polib.POEntry(msgid=msgid, msgstr="", occurrences=occurrences)
-        if fields(msgid) and fields(msgid)[0]:
-            entry.flags.append("python-brace-format")
-        if msgid in previous:
-            entry.msgstr = previous[msgid].msgstr
-            if "fuzzy" in previous[msgid].flags:
-                entry.flags.append("fuzzy")
-                entry.previous_msgid = previous[msgid].previous_msgid
+def merge(entries, old_entries):
+    """Give the new ``entries`` the translations of ``old_entries``: the same
+    msgid keeps its translation (and its fuzzy flag); a changed one gets the
+    closest unused old entry of the same file as fuzzy (the lessons' rule, with
+    the file for the cell)."""
+    old = [e for e in old_entries if not e.obsolete and e.msgstr]
+    by_id = {e.msgid: e for e in old}
+    used, pending = set(), []
+    for entry in entries:
+        match = by_id.get(entry.msgid)
+        if match is not None:
+            lessons_i18n._carry(entry, match, fuzzy=False)
+            used.add(match.msgid)
         else:
-            match = _carry_over(entry, unused)
-            if match is not None:
-                entry.msgstr = match.msgstr
-                entry.flags.append("fuzzy")
-                entry.previous_msgid = match.msgid
-                del unused[match.msgid]
+            pending.append(entry)
+    pairs = []
+    for entry in pending:
+        for candidate in old:
+            if candidate.msgid in used or not _files(entry) & _files(candidate):
+                continue
+            ratio = difflib.SequenceMatcher(None, entry.msgid, candidate.msgid).ratio()
+            if ratio >= FUZZY_CUTOFF:
+                pairs.append((ratio, entry.msgid, entry, candidate))
+    taken = set()
+    for _ratio, _msgid, entry, candidate in sorted(pairs, key=lambda p: -p[0]):
+        if entry.msgid in taken or candidate.msgid in used:
+            continue
+        lessons_i18n._carry(entry, candidate, fuzzy=True)
+        taken.add(entry.msgid)
+        used.add(candidate.msgid)
+    return entries
+
+
+def build(found, old=None):
+    """The catalogue of the templates ``found`` (see :func:`collect`), keeping
+    the translations of the ``old`` catalogue's entries."""
+    entries = []
+    for msgid, occurrences in found.items():
+        entry = polib.POEntry(msgid=msgid, msgstr="", occurrences=occurrences)
+        entries.append(entry)
+    merge(entries, old or [])
+    po = polib.POFile(wrapwidth=78)
+    po.header = HEADER
+    po.metadata = dict(METADATA)
+    for entry in entries:
+        if (fields(entry.msgid) or ((),))[0]:
+            entry.flags.append("python-brace-format")
         po.append(entry)
     return po
 
@@ -247,23 +276,26 @@ def extract(path=CATALOGUE):
     return po
 
 
-def problems(po):
-    """``[(msgid, what is wrong)]``: untranslated, fuzzy, a field or a backtick
-    of the msgid missing from the msgstr."""
+def entry_problems(entry):
+    """What is wrong with one entry: untranslated, fuzzy, a ``{field}`` changed,
+    and the lessons' markup and terminology checks (backticks, numbers, ...)."""
+    if entry.obsolete:
+        return []
+    if not entry.msgstr:
+        return ["untranslated"]
     found = []
-    for entry in po:
-        if entry.obsolete:
-            continue
-        if not entry.msgstr:
-            found.append((entry.msgid, "untranslated"))
-            continue
-        if "fuzzy" in entry.flags:
-            found.append((entry.msgid, "fuzzy: check it, then remove the flag"))
-        if fields(entry.msgid) != fields(entry.msgstr):
-            found.append((entry.msgid, "its {fields} differ from the msgid's"))
-        if entry.msgid.count("`") != entry.msgstr.count("`"):
-            found.append((entry.msgid, "its number of backticks differs"))
-    return found
+    if "fuzzy" in entry.flags:
+        found.append("fuzzy (the English changed: check, then remove the fuzzy flag)")
+    if fields(entry.msgid) != fields(entry.msgstr):
+        found.append("its {fields} (or {{ }} escapes) differ from the msgid's")
+    found += i18n_text.markup_problems(entry.msgid, entry.msgstr, "block")
+    found += i18n_terms.term_problems(entry.msgid, entry.msgstr)
+    return list(dict.fromkeys(found))
+
+
+def problems(po):
+    """``[(entry, what is wrong)]`` over the catalogue ``po``."""
+    return [(e, what) for e in po for what in entry_problems(e)]
 
 
 def main(argv=None):
@@ -282,10 +314,12 @@ def main(argv=None):
         fuzzy = len(po.fuzzy_entries())
         print(f"{path}: {len(po)} entries, {done} translated, {fuzzy} fuzzy")
         return 0
-    found = problems(polib.pofile(str(path)))
-    for msgid, what in found:
-        print(f"{what}: {msgid[:70]!r}")
-    print(f"{path}: {len(found)} problems")
+    po = polib.pofile(str(path))
+    found = problems(po)
+    for entry, what in found:
+        print(f"{path}:{entry.linenum}: {what}: {entry.msgid[:60]!r}")
+    done = len(po.translated_entries())
+    print(f"{path}: {done}/{len(po)} translated, {len(found)} problem(s)")
     return 1 if found else 0
 
 
