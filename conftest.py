@@ -6,7 +6,11 @@ comparison; the widget's text/plain form is still compared (explorer cells are
 additionally tagged NBVAL_IGNORE_OUTPUT, with their reason, in the lessons).
 """
 
+import resource
+from collections import defaultdict
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -68,3 +72,66 @@ def pytest_xdist_make_scheduler(config, log):
             return nodeid if path in SPREAD else path
 
     return Scheduler(config, log)
+
+
+# -- where the time goes: pytest --file-times ------------------------------------
+# Each test's setup, call and teardown add to its file's time in the process that
+# ran it (xdist's gw0, gw1, ...; "main" in one process): wall seconds, and CPU
+# seconds of that process and of the children it has waited for (the kernels a
+# test started and stopped; a server that outlives its test is counted when it
+# stops). On a shared machine wall time varies with the load and CPU time much
+# less: compare runs of the same file back to back. The summary lists each
+# process's files longest first and its total: the last to finish decides make
+# test's wall time.
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--file-times",
+        action="store_true",
+        help="print the wall and CPU seconds of each test file, per process",
+    )
+
+
+def _cpu_seconds():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_CPU_AT_START = {}
+_FILE_TIMES = defaultdict(lambda: [0.0, 0.0])  # (process, file) -> [wall, cpu]
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _CPU_AT_START[nodeid] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "teardown" and item.config.getoption("file_times"):
+        spent = _cpu_seconds() - _CPU_AT_START.pop(item.nodeid, _cpu_seconds())
+        outcome.get_result().user_properties.append(("cpu_s", spent))
+
+
+def pytest_runtest_logreport(report):
+    node = getattr(report, "node", None)  # set on xdist's controller
+    process = node.gateway.id if node is not None else "main"
+    times = _FILE_TIMES[process, report.nodeid.split("::", 1)[0]]
+    times[0] += report.duration
+    times[1] += dict(report.user_properties).get("cpu_s", 0.0)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if not config.getoption("file_times") or hasattr(config, "workerinput"):
+        return
+    write = terminalreporter.write_line
+    for process in sorted({p for p, _ in _FILE_TIMES}):
+        files = {f: t for (p, f), t in _FILE_TIMES.items() if p == process}
+        wall = sum(t[0] for t in files.values())
+        cpu = sum(t[1] for t in files.values())
+        write(f"-- {process}: {wall:.1f} s wall, {cpu:.1f} s CPU, {len(files)} files")
+        for path, (w, c) in sorted(files.items(), key=lambda kv: -kv[1][0]):
+            if w >= 0.5:
+                write(f"{w:8.1f} s {c:8.1f} s CPU  {path}")

@@ -6,10 +6,18 @@ exercises cleared, no test marker or maintainer wording in what a learner reads,
 and links that work from ``notebooks/student/``. Everything above the first
 exercise is the lesson's own code, which nbval already runs in a fresh kernel,
 so running the whole copy again would only repeat that work. The run here
-starts a fresh kernel and executes the exercise section (first solution cell to
-last check cell) after only those earlier cells whose names the section reads,
-found by reading the code (``cells_to_run``). A missed dependency cannot pass
-silently: it ends in a NameError, and only the checker's message is accepted.
+executes the exercise section (first solution cell to last check cell) after
+only those earlier cells whose names the section reads, found by reading the
+code (``cells_to_run``). A missed dependency cannot pass silently: it ends in a
+NameError, and only the checker's message is accepted.
+
+The runs share one kernel per test process (``kernel``), its namespace cleared
+with ``%reset -f`` and its figures closed before each lesson: what a run proves
+is in its names (the stubs, the checkers' messages, the cells it needs), and a
+fresh kernel per lesson cost about 5 s of CPU each in Python's, torch's and the
+helpers' imports, which nbval already runs fresh for each lesson (the student
+copy's code above the exercises is the lesson's, asserted below). Imported
+modules stay loaded from one lesson to the next.
 """
 
 import copy
@@ -17,6 +25,7 @@ import json
 
 import nbformat
 import pytest
+from jupyter_client import KernelManager
 from nbclient import NotebookClient
 
 from tests.course.cell_deps import cell_names, with_dependencies
@@ -320,8 +329,57 @@ def test_cells_to_run_follow_the_names_the_exercises_read():
 # -- the run ---------------------------------------------------------------------
 
 
+# run first in the shared kernel: no figure and no name of an earlier lesson
+# is left (IPython's own names come back with the reset)
+CLEAN_SLATE = 'import matplotlib.pyplot\nmatplotlib.pyplot.close("all")\n%reset -f'
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    """One kernel for this test process's student-copy runs, started where the
+    lessons are (as a learner's kernel is), and stopped after the last one."""
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(coursebuild.NOTEBOOKS))
+    try:
+        yield km
+    finally:
+        km.shutdown_kernel(now=True)
+
+
+def _run_in(kernel, nb):
+    """Execute nb's cells after CLEAN_SLATE in the shared kernel (errors kept in
+    the outputs); a kernel that died in an earlier run is restarted first."""
+    if not kernel.is_alive():
+        kernel.restart_kernel(now=True)
+    run = copy.deepcopy(nb)
+    run.cells.insert(0, nbformat.v4.new_code_cell(CLEAN_SLATE))
+    client = NotebookClient(run, km=kernel, timeout=300, allow_errors=True)
+    try:
+        client.execute()
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+    slate = run.cells.pop(0)
+    assert not [o for o in slate.outputs if o.output_type == "error"], slate.outputs
+    return run
+
+
+def test_the_shared_kernel_starts_each_run_with_no_earlier_name(kernel):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nleft_over = np.ones(2)")]
+    _run_in(kernel, nb)
+    nb.cells = [
+        nbformat.v4.new_code_cell("print(left_over)"),
+        nbformat.v4.new_code_cell("print(np)"),
+        nbformat.v4.new_code_cell("import os\nprint(os.getcwd())"),
+    ]
+    ran = _run_in(kernel, nb)
+    assert [c.outputs[0].get("ename") for c in ran.cells[:2]] == ["NameError"] * 2
+    assert ran.cells[2].outputs[0].text.strip() == str(coursebuild.NOTEBOOKS)
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=IDS)
-def test_student_copy_runs_and_only_its_checks_fail(path):
+def test_student_copy_runs_and_only_its_checks_fail(path, kernel):
     """The exercise section runs; every check cell fails with a clear message.
 
     A check fails with the checker's own short CheckFailed saying the exercise
@@ -330,15 +388,9 @@ def test_student_copy_runs_and_only_its_checks_fail(path):
     """
     nb = _load_student(path)
     chosen = cells_to_run(nb)
-    run = copy.deepcopy(nb)
-    run.cells = [run.cells[i] for i in chosen]
-    NotebookClient(
-        run,
-        timeout=300,
-        kernel_name="python3",
-        allow_errors=True,
-        resources={"metadata": {"path": str(coursebuild.NOTEBOOKS)}},
-    ).execute()
+    section = copy.deepcopy(nb)
+    section.cells = [section.cells[i] for i in chosen]
+    run = _run_in(kernel, section)
     checks = 0
     for index, cell in zip(chosen, run.cells, strict=True):
         errors = [o for o in cell.outputs if o.output_type == "error"]
