@@ -32,6 +32,7 @@ ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: help lab test test-slow check notebooks student slides html lint format venv venv-dev clean
+.PHONY: lab-zh extract-zh check-zh notebooks-zh student-zh slides-zh html-zh
 .DEFAULT_GOAL := help
 
 ## make help: list these commands
@@ -63,7 +64,8 @@ lab: $(STAMP)
 test: $(DEV_STAMP)
 	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not slow"
 
-## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-11 in Lab)
+## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-13 in Lab,
+## the Chinese lessons under nbval)
 test-slow: $(DEV_STAMP) hub-proxy
 	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m slow
 
@@ -87,6 +89,40 @@ slides: $(DEV_STAMP)
 ## make html: execute every lesson and export it to build/html/, offline assets
 html: $(DEV_STAMP)
 	$(BIN)/python -m tools.coursebuild html
+
+# -- the Chinese edition (README.zh-CN.md): notebooks/zh/ is built from the English
+# lessons and the catalogues locale/zh_CN/LC_MESSAGES/NN_*.po (tools/i18n.py).
+# Targets of their own, not a LANG=zh variable: LANG is the locale variable of
+# every recipe's shell.
+
+## make lab-zh: the Chinese edition in JupyterLab, menus in Chinese, at lesson 00
+lab-zh: $(STAMP)
+	$(BIN)/python -m tools.lab --zh $(ROOT_FLAG)
+
+## make extract-zh: new or changed English text into the catalogues (changed: fuzzy)
+extract-zh: $(DEV_STAMP)
+	$(BIN)/python -m tools.i18n extract
+
+## make check-zh: what the catalogues still need (untranslated, fuzzy, markup, terms)
+check-zh: $(DEV_STAMP)
+	$(BIN)/python -m tools.i18n check
+
+## make notebooks-zh: build notebooks/zh/ from the catalogues, run each (COURSE_LANG=zh)
+notebooks-zh: $(DEV_STAMP)
+	$(BIN)/python -m tools.i18n build
+	$(BIN)/python -m tools.i18n student
+
+## make student-zh: the Chinese student copies in notebooks/zh/student/
+student-zh: $(DEV_STAMP)
+	$(BIN)/python -m tools.i18n student
+
+## make slides-zh: the Chinese decks and handouts in build/slides-zh/, offline
+slides-zh: $(DEV_STAMP)
+	COURSE_LANG=zh $(BIN)/python -m tools.i18n slides
+
+## make html-zh: the Chinese lessons executed and exported to build/html-zh/
+html-zh: $(DEV_STAMP)
+	COURSE_LANG=zh $(BIN)/python -m tools.i18n html
 
 .PHONY: hub hub-proxy
 

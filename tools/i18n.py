@@ -230,7 +230,7 @@ def check_catalogue(path):
 
 
 def check(paths=None):
-    paths = paths or sorted(LOCALE.glob("*.po"))
+    paths = paths or sorted(LOCALE.glob("[0-9][0-9]_*.po"))
     total = 0
     for path in paths:
         problems = check_catalogue(path)

@@ -89,9 +89,14 @@ TERMS = (
 )
 
 
+# a title or phrase quoted in Chinese (「把 Scaled Dot-Product Attention 展开写一遍」)
+# is the seed's own words, not English prose to translate
+QUOTED = re.compile(r"「[^」]*」")
+
+
 def term_problems(msgid, msgstr):
     """The glossary terms a translation does not use: a list of sentences."""
-    english = without_code_and_maths(msgid)
+    english = QUOTED.sub(" ", without_code_and_maths(msgid))
     chinese = without_code_and_maths(msgstr)
     problems = []
     for term in TERMS:

@@ -92,7 +92,7 @@ def split_markdown(source):
 
 # what a translator need not see: maths, code, HTML tags, link targets
 DISPLAY_MATHS = re.compile(r"\$\$.*?\$\$", re.DOTALL)
-INLINE_MATHS = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\\n])+\$")
+INLINE_MATHS = re.compile(r"(?<![\\$])\$(?!\$)(?:\\[\s\S]|[^$\\])+?\$")
 INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 FENCED = re.compile(r"^\s{0,3}(`{3,}|~{3,}).*?^\s{0,3}\1[^\n]*$", re.M | re.DOTALL)
 HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
@@ -259,7 +259,6 @@ PLACEHOLDER = re.compile(
     r"\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}|%\(\w+\)[sdr]|%[sdr]"
 )
 HEADING = re.compile(r"^(#{1,6})\s", re.M)
-LIST_LINE = re.compile(r"^\s{0,3}([-*+]|\d+[.)])\s", re.M)
 QUOTE_LINE = re.compile(r"^\s{0,3}>", re.M)
 
 
@@ -283,6 +282,27 @@ def _unbalanced(text):
     return problems
 
 
+def list_items(text):
+    """How many list items ``text`` has. A numbered line other than "1." in the
+    middle of a paragraph does not start a list (CommonMark): "... exactly\n0.
+    Subtract" is a sentence."""
+    count, in_list, previous = 0, False, ""
+    for line in text.split("\n"):
+        marker = LIST_ITEM.match(line)
+        starts = marker and (
+            not previous.strip()
+            or in_list
+            or marker[1] in "-*+"
+            or marker[1][:-1] == "1"
+        )
+        if starts:
+            count, in_list = count + 1, True
+        elif line.strip() and not INDENTED.match(line):
+            in_list = False
+        previous = line
+    return count
+
+
 def _structure(msgid, msgstr):
     problems = []
     bold = [without_code_and_maths(t).count("**") for t in (msgid, msgstr)]
@@ -290,7 +310,7 @@ def _structure(msgid, msgstr):
         problems.append("bold markers ** changed")
     if HEADING.findall(msgid) != HEADING.findall(msgstr):
         problems.append("heading level changed (keep the leading #)")
-    if len(LIST_LINE.findall(msgid)) != len(LIST_LINE.findall(msgstr)):
+    if list_items(msgid) != list_items(msgstr):
         problems.append("number of list items changed")
     if len(QUOTE_LINE.findall(msgid)) != len(QUOTE_LINE.findall(msgstr)):
         problems.append("block quote lines (>) changed")
