@@ -5,11 +5,20 @@ and creates a figure only when none is given, forwards ``**kwargs`` to the
 artist it draws, returns the artists, and never calls ``plt.show()``.
 
 Inputs may be NumPy arrays, lists or torch tensors (detached and copied to the
-CPU first); this module does not import torch. Weight heatmaps always use
+CPU first); this module does not import torch.
+
+Every figure a lesson shows goes through ``show(fig, text, **values)`` instead of
+``plt.show()``: it displays the picture with a text description (the ``alt`` of
+the image in JupyterLab, the pages and the decks). The plot functions here write
+their part of it from the values they plot (``describe(fig)`` reads it); the
+lesson adds what to notice. Descriptions are English templates translated by
+``helpers.i18n._`` before they are formatted. Weight heatmaps always use
 vmin=0 and vmax=1 with the colour-blind-safe sequential map ``viridis``, so two
 heatmaps can be compared by eye. Fonts are at least 12 pt, for a projector.
 """
 
+import base64
+import html
 import math
 
 import matplotlib.pyplot as plt
@@ -17,6 +26,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from helpers._arrays import check_labels, check_weights, to_array
+from helpers.descriptions import grid_text, heatmap_text, plain, scores_and_weights_text
+from helpers.i18n import _
 
 FONT_SIZE = 13  # axis labels and titles; tick labels use FONT_SIZE - 1 (>= 12)
 CMAP = "viridis"
@@ -111,6 +122,8 @@ def plot_scores_and_weights(scores, weights, labels=None, axes=None, **kwargs):
         ax.set_xlabel("key s", fontsize=FONT_SIZE)
         set_token_ticks(ax.xaxis, labels, m, rotate=True)
         ax.tick_params(labelsize=FONT_SIZE - 1)
+    text = scores_and_weights_text(scores, weights, labels)
+    add_description(ax_scores.figure, ax_scores, text)
     return score_bars, weight_bars
 
 
@@ -170,6 +183,8 @@ def plot_attention(
         ax.set_title(title, fontsize=FONT_SIZE)
     if colorbar:
         add_colorbar(image, ax=ax)
+    text = heatmap_text(weights, query_labels, key_labels, title)
+    add_description(ax.figure, ax, text)
     return image
 
 
@@ -226,6 +241,15 @@ def plot_attention_grid(
         add_colorbar(images[0, 0], ax=list(axes.ravel()), shrink=0.9)
     if title is not None:
         fig.suptitle(title, fontsize=FONT_SIZE + 1)
+    names = [
+        ", ".join(plain(x[i]) for x, i in ((row_labels, r), (col_labels, c)) if x)
+        or f"({r}, {c})"
+        for r in range(rows)
+        for c in range(cols)
+    ]
+    _replace_descriptions(
+        fig, axes.ravel(), grid_text(weights, names, query_labels, key_labels, title)
+    )
     return images
 
 
@@ -311,4 +335,79 @@ def plot_heads(weights, figure=None, **kwargs):
         if not bottom_row:
             ax.set_xlabel("")
     add_colorbar(images[0], cax=figure.add_axes((0.91, 0.14, 0.018, 0.7)))
+    names = [f"head {h}" for h in range(num_heads)]
+    text = grid_text(weights[None], names)
+    _replace_descriptions(figure, axes[:num_heads], text)
     return images
+
+
+# -- text descriptions: every figure says what it shows and what to notice ----------
+
+
+def add_description(fig, key, text):
+    """Attach ``text`` (whole sentences) to ``fig``'s description; ``key`` replaces."""
+    fig.__dict__.setdefault("_course_descriptions", {})[key] = text
+
+
+def describe(fig):
+    """What the plot functions said about ``fig``, in the order they drew."""
+    return " ".join(getattr(fig, "_course_descriptions", {}).values())
+
+
+def _replace_descriptions(fig, axes, text):
+    """One description for a grid instead of one per panel."""
+    notes = fig.__dict__.setdefault("_course_descriptions", {})
+    for ax in axes:
+        notes.pop(ax, None)
+    notes[tuple(axes)] = text
+
+
+def figure_text(fig, text=None, **values):
+    """The whole description: the plot functions' sentences, then ``text``.
+
+    ``text`` is an English template (translated by ``helpers.i18n._``, then
+    formatted with ``values``): what the figure shows that the helpers did not
+    say, and what to notice. Numbers go in as ``values``, never typed by hand.
+    """
+    parts = [describe(fig)]
+    if text is not None:
+        parts.append(_(text).format(**values))
+    alt = " ".join(part.strip() for part in parts if part and part.strip())
+    if not alt:
+        raise ValueError(
+            "this figure has no description: draw it with a helpers.plotting "
+            "function or give show(fig, text) a sentence saying what it shows"
+        )
+    return alt
+
+
+def figure_bundle(fig, alt):
+    """The display bundle of ``fig`` described by ``alt``: (data, metadata).
+
+    The picture comes twice: as image/png with ``alt`` in its metadata (what
+    nbconvert and the deck planner read) and as a text/html ``<img alt>``, the
+    part JupyterLab renders (its image renderer drops a metadata alt), trusted or
+    not. text/plain is the description itself.
+    """
+    from IPython.core.pylabtools import print_figure
+
+    png = base64.b64encode(print_figure(fig, "png", bbox_inches="tight"))
+    png = png.decode("ascii")
+    img = (
+        f'<img class="course-figure" alt="{html.escape(alt)}" '
+        f'src="data:image/png;base64,{png}">'
+    )
+    data = {"image/png": png, "text/html": img, "text/plain": alt}
+    return data, {"image/png": {"alt": alt}}
+
+
+def show(fig, text=None, **values):
+    """Show ``fig`` with its description and close it: a lesson's ``plt.show()``.
+
+    ``text`` and ``values``: see ``figure_text``. Returns None.
+    """
+    from IPython.display import display
+
+    data, metadata = figure_bundle(fig, figure_text(fig, text, **values))
+    display(data, raw=True, metadata=metadata)
+    plt.close(fig)
