@@ -383,9 +383,42 @@ def _asset_urls(prefix):
     }
 
 
+CODE_STYLE = "a11y-light"  # accessible-pygments: colours checked to 4.5:1
+LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+def code_style_css(style=CODE_STYLE):
+    """The Pygments CSS of ``style`` for the pages' code (their ``.highlight``
+    blocks), specific enough to win over the lab theme's colours."""
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(style=style).get_style_defs("html .highlight")
+
+
+def page_language(nb):
+    """The language a page or deck declares (``<html lang>``): the notebook's
+    ``metadata["language"]`` (a BCP 47 tag, e.g. "zh-CN"), else "en"."""
+    lang = nb.metadata.get("language", "en")
+    if not isinstance(lang, str) or not LANGUAGE.match(lang):
+        raise ValueError(
+            f"notebook metadata 'language' is {lang!r}: give a BCP 47 tag "
+            'such as "en" or "zh-CN"'
+        )
+    return lang
+
+
+def with_language(body, lang):
+    """``body`` (an exported page) declaring ``lang`` on its <html> element."""
+    body, found = re.subn(r'<html lang="[^"]*"', f'<html lang="{lang}"', body, 1)
+    if not found:
+        raise ValueError("the exported page has no <html lang=...> to set")
+    return body
+
+
 def make_exporter(kind):
     """The nbconvert exporter of ``kind`` ("slides" or "html"), set up as the
-    builds use it: the course's templates, offline asset URLs, 1280x800 decks."""
+    builds use it: the course's templates, offline asset URLs, 1280x800 decks,
+    code coloured in CODE_STYLE."""
     from nbconvert import HTMLExporter, SlidesExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
@@ -415,6 +448,7 @@ def make_exporter(kind):
         )
     for name, url in _asset_urls("../assets").items():
         setattr(exporter, name, url)
+    exporter.register_filter("code_style_css", code_style_css)
     return exporter
 
 
@@ -496,6 +530,7 @@ def export(kind, paths=None, dest=None, execute=False, frames=None):
         body, _ = exporter.from_notebook_node(
             nb, resources={"metadata": {"name": path.stem}}
         )
+        body = with_language(body, page_language(nb))
         suffix = ".slides.html" if kind == "slides" else ".html"
         out = dest / f"{path.stem}{suffix}"
         out.write_text(body, encoding="utf-8")

@@ -9,7 +9,11 @@ and recorded, and every file:// request that finds nothing is recorded too: a
 page may not need the network, nor an asset that build/assets does not ship.
 """
 
+import hashlib
 import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,15 @@ from tools import coursebuild
 from .conftest import ARTIFACTS
 
 EXECUTED = coursebuild.NOTEBOOKS / "01_one_query.ipynb"  # its page gets frames
+
+# axe-core, pinned in tests/browser/package-lock.json, installed by `npm ci` into
+# build/npm-tests (a cache, never shipped) and read from disk into the page.
+HERE = Path(__file__).resolve().parent
+AXE_HOME = coursebuild.BUILD / "npm-tests"
+AXE_JS = AXE_HOME / "node_modules" / "axe-core" / "axe.min.js"
+# WCAG 2.0 and 2.1, levels A and AA
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+SERIOUS = ("serious", "critical")
 
 
 def build(kind, tmp_path_factory, execute=()):
@@ -102,3 +115,80 @@ def assert_explorers_are_stills_with_a_note(paths, executed=None):
         html = path.read_text(encoding="utf-8")
         if "Explorer(" in html:
             assert "need a running kernel" in html, path.name
+
+
+def axe_source():
+    """axe.min.js, installed once by ``npm ci`` from the pinned lock file."""
+    lock = HERE / "package-lock.json"
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    stamp = AXE_HOME / "installed.sha256"
+    with coursebuild.exclusive(coursebuild.BUILD / ".npm-tests.lock"):
+        if not (stamp.exists() and stamp.read_text() == digest and AXE_JS.exists()):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail("npm is needed to install axe-core (apt-get install npm)")
+            AXE_HOME.mkdir(parents=True, exist_ok=True)
+            for name in ("package.json", "package-lock.json"):
+                shutil.copy2(HERE / name, AXE_HOME / name)
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(AXE_HOME)],
+                check=True,
+            )
+            stamp.write_text(digest)
+    return AXE_JS.read_text(encoding="utf-8")
+
+
+# axe read into the page as a plain script: require.js is on the pages, and axe's
+# UMD wrapper would otherwise define an anonymous AMD module, which require.js
+# refuses ("Mismatched anonymous define()").
+AXE_LOAD = """(source) => {
+  if (window.axe) return axe.version;
+  const define = window.define;
+  window.define = undefined;
+  try { (0, eval)(source); } finally { window.define = define; }
+  return axe.version;
+}"""
+
+# one axe run: the violations, each node as its selector, its HTML and why.
+# ``context``: a selector, or an axe context object ({include, exclude}).
+AXE_RUN = """async ([context, tags]) => {
+  const result = await axe.run(context || document, {
+    runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => ({
+      target: n.target.join(' '), html: n.html.slice(0, 160),
+      why: (n.failureSummary || '').slice(0, 300)}))}));
+}"""
+
+
+def load_axe(page):
+    """Put axe-core into ``page``; returns its version."""
+    return page.evaluate(AXE_LOAD, axe_source())
+
+
+def run_axe(page, context=None):
+    """The WCAG 2.0/2.1 A and AA violations axe finds in ``page`` (or in
+    ``context`` of it), as dicts: id, impact, help, nodes."""
+    load_axe(page)
+    return page.evaluate(AXE_RUN, [context, WCAG_TAGS])
+
+
+def count_by_rule(violations):
+    """{rule (impact): number of nodes} over a list of violations."""
+    counts = Counter()
+    for v in violations:
+        counts[f"{v['id']} ({v['impact']})"] += len(v["nodes"])
+    return dict(sorted(counts.items()))
+
+
+def describe(where, violations, limit=3):
+    """Lines naming each violation's rule and its first nodes."""
+    lines = []
+    for v in violations:
+        for node in v["nodes"][:limit]:
+            lines.append(
+                f"{where}: {v['id']} ({v['impact']}) {node['target']}: "
+                f"{node['html'][:100]} -- {node['why'][:160]}"
+            )
+    return lines
