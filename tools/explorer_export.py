@@ -33,6 +33,8 @@ KEY_CONTROLS = {
     "KVBudgetExplorer": ["context", "model"],  # 9 x 5 frames
     "TopKExplorer": ["k", "preset"],  # 14 x 2 frames
 }
+# an explorer stored before explorers described their frames (re-execute it)
+STILL_ALT = "The explorer's figure at the values the lesson sets."
 NEEDS_JUPYTER = (
     "A still picture of the explorer at the values the lesson sets. Its sliders "
     "need a running kernel: open the lesson in JupyterLab (<code>make lab</code>) "
@@ -82,6 +84,7 @@ def _course_frames(path, key_controls, max_frames, max_values):
                 frames[key] = [
                     base64.b64encode(obj.png()).decode("ascii"),
                     obj.readout_text(),
+                    obj.description,
                 ]
         finally:
             obj.update(**start)
@@ -90,6 +93,7 @@ def _course_frames(path, key_controls, max_frames, max_values):
             "controls": [
                 {{
                     "name": n,
+                    "title": obj.sliders[n].description or n,
                     "labels": [label(obj.sliders[n], v) for v in vals],
                     "start": vals.index(start[n]),
                 }}
@@ -113,16 +117,28 @@ SCRIPT = """\
   function show() {
     var key = Array.prototype.map.call(inputs, function (i) { return i.value; });
     var frame = data.frames[key.join(",")];
-    root.querySelector("img").src = "data:image/png;base64," + frame[0];
+    var img = root.querySelector("img");
+    img.src = "data:image/png;base64," + frame[0];
+    img.alt = frame[2] || frame[1];
     root.querySelector(".course-explorer-readout").textContent = frame[1];
+    root.querySelector(".course-explorer-description").textContent =
+      frame[2] || frame[1];
     inputs.forEach(function (input, k) {
-      input.parentElement.querySelector("output").textContent =
-        data.controls[k].labels[input.value];
+      var label = data.controls[k].labels[input.value];
+      input.parentElement.querySelector("output").textContent = label;
+      input.setAttribute("aria-valuetext", label);
     });
   }
   inputs.forEach(function (input) { input.addEventListener("input", show); });
 })();
 """
+# a keyboard user sees which slider has the focus, whatever the page's theme
+STYLE = (
+    "<style>.course-explorer input[type=range]:focus-visible "
+    "{outline: 3px solid #1a5fb4; outline-offset: 3px}"
+    ".course-explorer-description {position: absolute; width: 1px; height: 1px; "
+    "overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap}</style>"
+)
 
 
 def frame_code(path):
@@ -139,20 +155,33 @@ def is_explorer_cell(cell):
     return cell.cell_type == "code" and bool(EXPLORER_CELL.search(cell.source))
 
 
-def frames_html(explorer, note=None):
+def _control_html(explorer_id, number, control):
+    """One labelled range input: arrow keys move it, its value is read as text."""
+    ident = f"{explorer_id}-{number}"
+    shown = html.escape(control["labels"][control["start"]])
+    title = html.escape(control.get("title") or control["name"])
+    return (
+        '<span class="course-explorer-control" style="margin-right: 2em; '
+        f'white-space: nowrap"><label for="{ident}">{title}</label> '
+        f'<input type="range" id="{ident}" min="0" '
+        f'max="{len(control["labels"]) - 1}" step="1" value="{control["start"]}" '
+        f'aria-valuetext="{shown}"> <output for="{ident}" '
+        f'style="display: inline-block; min-width: 4em">{shown}</output></span>'
+    )
+
+
+def frames_html(explorer, note=None, explorer_id="course-explorer"):
     """A slider per key control, the frame, the readout, and the swap script.
 
-    ``note``: the line under the frame (by default, how many settings it has)."""
+    The frame's alt and a polite live line (visually hidden) hold the frame's
+    description; both change with the frame. ``explorer_id`` prefixes the
+    sliders' ids (unique per page). ``note``: the line under the frame (by
+    default, how many settings it has)."""
     start = ",".join(str(c["start"]) for c in explorer["controls"])
-    png, readout = explorer["frames"][start]
+    png, readout, *described = explorer["frames"][start]
+    description = described[0] if described else readout  # frames of old builds
     controls = "".join(
-        '<label class="course-explorer-control" style="margin-right: 2em; '
-        f'white-space: nowrap">{html.escape(c["name"])} '
-        f'<input type="range" min="0" max="{len(c["labels"]) - 1}" step="1" '
-        f'value="{c["start"]}" aria-label="{html.escape(c["name"])}"> '
-        '<output style="display: inline-block; min-width: 4em">'
-        f"{html.escape(c['labels'][c['start']])}</output></label>"
-        for c in explorer["controls"]
+        _control_html(explorer_id, k, c) for k, c in enumerate(explorer["controls"])
     )
     data = json.dumps(
         {"controls": explorer["controls"], "frames": explorer["frames"]}
@@ -162,12 +191,14 @@ def frames_html(explorer, note=None):
         f"{count} settings rendered when this page was built; in JupyterLab the "
         "explorer computes any setting of every control."
     )
+    alt = html.escape(description)
     return (
-        f'<div class="course-explorer" data-explorer="{explorer["class"]}">'
+        f'<div class="course-explorer" data-explorer="{explorer["class"]}">{STYLE}'
         f'<div class="course-explorer-controls">{controls}</div>'
         f'<pre class="course-explorer-readout">{html.escape(readout)}</pre>'
-        f'<img class="course-explorer-frame" alt="{explorer["class"]}" '
+        f'<img class="course-explorer-frame" alt="{alt}" '
         f'src="data:image/png;base64,{png}">'
+        f'<p class="course-explorer-description" aria-live="polite">{alt}</p>'
         f'<p class="course-explorer-note">{note}</p>'
         f'<script type="application/json" class="course-explorer-data">{data}'
         f"</script><script>{SCRIPT}</script></div>"
@@ -175,17 +206,30 @@ def frames_html(explorer, note=None):
 
 
 def still_outputs(cell, note=NEEDS_JUPYTER):
-    """The explorer's stored picture and a line saying sliders need Jupyter."""
+    """The explorer's stored picture, described, and a line saying sliders need
+    Jupyter. The description is the one the explorer stored with its frame."""
     outputs = []
     for output in cell.get("outputs", []):
         png = output.get("data", {}).get("image/png")
         if png:
+            alt = output.get("metadata", {}).get("image/png", {}).get("alt")
+            alt = alt or STILL_ALT
+            img = (
+                f'<img class="course-figure" alt="{html.escape(alt)}" '
+                f'src="data:image/png;base64,{png}">'
+            )
             outputs.append(
-                nbformat.v4.new_output("display_data", data={"image/png": png})
+                nbformat.v4.new_output(
+                    "display_data",
+                    data={"image/png": png, "text/html": img},
+                    metadata={"image/png": {"alt": alt}},
+                )
             )
             break
-    html = f'<p class="course-explorer-note">{note}</p>'
-    outputs.append(nbformat.v4.new_output("display_data", data={"text/html": html}))
+    note_html = f'<p class="course-explorer-note">{note}</p>'
+    outputs.append(
+        nbformat.v4.new_output("display_data", data={"text/html": note_html})
+    )
     return outputs
 
 
@@ -203,20 +247,18 @@ def replace_explorers(nb, frames=None, note=None):
     frames (decks: ON_SLIDES).
     """
     frames = frames or {}
-    for cell in nb.cells:
+    for number, cell in enumerate(nb.cells):
         if not is_explorer_cell(cell):
             continue
         explorer = frames.get(str(cell.get("execution_count")))
         if explorer and explorer["frames"]:
+            page = frames_html(
+                explorer,
+                note and _frames_note(explorer),
+                explorer_id=f"course-explorer-{number}",
+            )
             cell.outputs = [
-                nbformat.v4.new_output(
-                    "display_data",
-                    data={
-                        "text/html": frames_html(
-                            explorer, note and _frames_note(explorer)
-                        )
-                    },
-                )
+                nbformat.v4.new_output("display_data", data={"text/html": page})
             ]
         else:
             cell.outputs = still_outputs(cell, note or NEEDS_JUPYTER)

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from helpers import plotting
-from helpers.explorers import render
+from helpers.explorers import descriptions, render
 from helpers.explorers.budget_maths import (
     CONFIGS,
     GIB,
@@ -29,6 +29,7 @@ __all__ = ["CONTEXT_CHOICES", "KVBudgetExplorer", "TopKExplorer"]
 
 CONTEXT_CHOICES = tuple(2**p for p in range(10, 19))  # 1,024 to 262,144 tokens
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+MARKERS = ("o", "s", "^", "D", "v")  # the models told apart without colour
 KIND_WORDS = {
     "full": "full-attention layers",
     "sliding": "sliding-window layers",
@@ -42,7 +43,7 @@ def _gib_label(value, _position):
     return f"{value:g}" if value >= 1 else f"1/{1 / value:g}"
 
 
-def _size(nbytes):
+def size_text(nbytes):
     """Bytes as MiB below 1 GiB, else GiB."""
     if nbytes < GIB:
         return f"{nbytes / 2**20:,.1f} MiB"
@@ -56,6 +57,8 @@ class KVBudgetExplorer(render.Explorer):
     drawn bold with a dot at ``context``. See ``budget_maths.cache_bytes`` and
     ``budget_maths.CONFIGS`` (each configuration with its source).
     """
+
+    describe = descriptions.budget
 
     figsize = (9.0, 4.2)
 
@@ -80,9 +83,14 @@ class KVBudgetExplorer(render.Explorer):
         self.figure.subplots_adjust(left=0.1, right=0.72, bottom=0.17, top=0.9)
         grid = np.array(CONTEXT_CHOICES)
         self.lines = {}
-        for name, color in zip(CONFIGS, COLORS, strict=True):
+        for name, color, marker in zip(CONFIGS, COLORS, MARKERS, strict=True):
             (self.lines[name],) = ax.plot(
-                grid, cache_curve(name, grid) / GIB, color=color, lw=1.5, label=name
+                grid,
+                cache_curve(name, grid) / GIB,
+                color=color,
+                marker=marker,
+                lw=1.5,
+                label=name,
             )
         (self.bold,) = ax.plot([], [], color="black", lw=4, alpha=0.35)
         (self.dot,) = ax.plot([], [], "o", color="black", markersize=9)
@@ -114,13 +122,13 @@ class KVBudgetExplorer(render.Explorer):
     def readout_html(self, data):
         parts = data["parts"]
         pieces = SEP.join(
-            f"{KIND_WORDS[kind]} {_size(nbytes)}"
+            f"{KIND_WORDS[kind]} {size_text(nbytes)}"
             for kind, nbytes in parts.items()
             if kind != "total"
         )
         return span(
             f"<b>{data['model']}</b> at {data['context']:,} tokens: "
-            f"<b>{_size(parts['total'])}</b> per sequence<br>{pieces}"
+            f"<b>{size_text(parts['total'])}</b> per sequence<br>{pieces}"
         )
 
 
@@ -133,6 +141,8 @@ class TopKExplorer(render.Explorer):
     random queries and keys, or queries that match a few keys. See
     ``budget_maths.top_k_stats``.
     """
+
+    describe = descriptions.top_k
 
     figsize = (9.0, 3.6)
 

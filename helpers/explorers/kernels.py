@@ -15,7 +15,7 @@ engine in ``explorers.render``. Never imports torch.
 import numpy as np
 
 from helpers import plotting
-from helpers.explorers import render
+from helpers.explorers import descriptions, render
 from helpers.explorers.kernels_maths import random_feature_attention, recall_errors
 from helpers.explorers.readouts import SEP, span
 from helpers.plotting import FONT_SIZE
@@ -25,10 +25,15 @@ __all__ = ["RandomFeaturesExplorer", "RecallExplorer"]
 FEATURE_CHOICES = tuple(2**p for p in range(13))  # 1 .. 4096
 RF_SIGMA_CHOICES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5)
 RECALL_D_K_CHOICES = (4, 8, 16, 32)
+# told apart by line style too, not by colour alone
 METHOD_STYLE = {
     "softmax": {"color": "black", "label": "softmax attention (cache of m pairs)"},
-    "linear": {"color": "tab:orange", "label": "linear attention, S = Σ k vᵀ"},
-    "delta": {"color": "tab:blue", "label": "delta rule, β = 1"},
+    "linear": {
+        "color": "tab:orange",
+        "ls": "--",
+        "label": "linear attention, S = Σ k vᵀ",
+    },
+    "delta": {"color": "tab:blue", "ls": ":", "label": "delta rule, β = 1"},
 }
 
 
@@ -41,6 +46,8 @@ class RandomFeaturesExplorer(render.Explorer):
     std sigma of the entries of q and k, the seed. See
     ``random_feature_attention``.
     """
+
+    describe = descriptions.random_features
 
     def __init__(self, num_features=16, sigma=0.5, seed=0):
         values = {"num_features": num_features, "sigma": sigma, "seed": seed}
@@ -119,6 +126,8 @@ class RecallExplorer(render.Explorer):
     that crowd together (mean error 0.23 at d_k = 4, m = 64); the readout shows it.
     Controls: m, d_k, the seed. See ``recall_errors``.
     """
+
+    describe = descriptions.recall
 
     def __init__(self, m=8, d_k=16, seed=0):
         values = {"m": m, "d_k": d_k, "seed": seed}

@@ -131,6 +131,15 @@ def control_values(control):
     return list(range(control.min, control.max + 1, control.step))
 
 
+def caption_html(text):
+    """The description as a polite live region, visually hidden (screen readers)."""
+    return (
+        '<div class="course-explorer-description" aria-live="polite" '
+        'style="position:absolute; width:1px; height:1px; overflow:hidden; '
+        f'clip:rect(0 0 0 0); white-space:nowrap">{html.escape(text)}</div>'
+    )
+
+
 def html_to_text(text):
     """A readout's HTML as plain text: separators kept, tags dropped."""
     text = re.sub(r"<br\s*/?>", "\n", text)
@@ -142,9 +151,11 @@ class Explorer:
     """One persistent figure, controls, a readout and an Image.
 
     Subclasses provide ``compute(**values)`` -> a data dict (holding the values,
-    normalised), ``draw(data)`` -> the artists that hold data, and
-    ``readout_html(data)`` -> HTML; ``choices_for(name)`` may narrow a menu's
-    options to what the current values allow. ``values`` names every control.
+    normalised), ``draw(data)`` -> the artists that hold data,
+    ``readout_html(data)`` -> HTML and ``describe(data)`` -> the frame's text
+    description (see ``explorers.descriptions``); ``choices_for(name)`` may
+    narrow a menu's options to what the current values allow. ``values`` names
+    every control.
     """
 
     figsize = (9.0, 3.4)
@@ -164,10 +175,14 @@ class Explorer:
             layout=ipywidgets.Layout(width=f"{width}px", height=f"{height}px"),
         )
         self.readout = ipywidgets.HTML(layout=ipywidgets.Layout(min_height="2.6em"))
+        self.caption = ipywidgets.HTML()  # the description, for screen readers
+        self.description = ""
         controls = ipywidgets.HBox(
             list(sliders.values()), layout=ipywidgets.Layout(flex_flow="row wrap")
         )
-        self.widget = ipywidgets.VBox([controls, self.readout, self.image])
+        self.widget = ipywidgets.VBox(
+            [controls, self.readout, self.caption, self.image]
+        )
         for name, slider in sliders.items():
             slider.observe(functools.partial(self._on_slider, name), names="value")
 
@@ -186,6 +201,9 @@ class Explorer:
         self.data = data
         self._render(self.draw(data))
         self.readout.value = self.readout_html(data)
+        self.description = self.describe(data)
+        self.image.tooltip = self.description  # the img's title: its name
+        self.caption.value = caption_html(self.description)
         return data
 
     def png(self):
@@ -206,8 +224,9 @@ class Explorer:
     def render_frame(self, **values):
         """The frame at ``values`` (others as now); the state is kept.
 
-        Returns a dict: png (bytes), readout_html, readout_text, values (all of
-        them, normalised), so an export can swap the picture and the readout.
+        Returns a dict: png (bytes), readout_html, readout_text, description,
+        values (all of them, normalised), so an export can swap the picture,
+        the readout and the description.
         """
         before = dict(self.values)
         try:
@@ -216,6 +235,7 @@ class Explorer:
                 "png": self.png(),
                 "readout_html": self.readout.value,
                 "readout_text": self.readout_text(),
+                "description": self.description,
                 "values": dict(self.values),
             }
         finally:
@@ -286,11 +306,22 @@ class Explorer:
         self.image.value = png_bytes(np.asarray(self.canvas.buffer_rgba())[..., :3])
 
     def _repr_mimebundle_(self, **kwargs):
-        """The live view, a PNG of the current frame and the readout as text."""
+        """The live view; without it, the frame described (as ``plotting.show``).
+
+        A lesson opened without its kernel shows the stored frame: text/html
+        ``<img alt>`` in JupyterLab, image/png with the alt in its metadata for
+        the exports; text/plain is the repr, the readout and the description.
+        """
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
-        bundle["text/plain"] = f"{self!r}\n{self.readout_text()}"
-        return bundle
+        png = base64.b64encode(self.png()).decode("ascii")
+        bundle["image/png"] = png
+        bundle["text/html"] = (
+            f'<img class="course-figure" alt="{html.escape(self.description)}" '
+            f'src="data:image/png;base64,{png}">'
+        )
+        text = f"{self!r}\n{self.readout_text()}\n{self.description}"
+        bundle["text/plain"] = text
+        return bundle, {"image/png": {"alt": self.description}}
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.values.items())

@@ -1,19 +1,13 @@
 """Slider explorers: drag d_k, the input scale, the temperature, the heads.
 
 Each explorer is a thin shell: the maths lives in ``explorers.maths`` (pure,
-seeded NumPy functions the tests call directly, re-exported by the package as
-``explorers.attention_stats`` and so on), the readout under each figure in
-``explorers.readouts``, the drawing engine in ``explorers.render`` (one
-persistent figure, cached backgrounds, a fast PNG), the heatmaps and tick
-labels in ``helpers.plotting``. Never imports torch.
-
-Usage in a notebook (the explorer shows itself when it is the last expression)::
-
-    explorers.AttentionExplorer(seq_len=16, d_k=64, sigma=1.0)
-
-Every explorer also offers ``render_png(**values)`` and ``slider_grid()``, so an
-export can pre-render its frames, and its display bundle holds a PNG of the
-current frame beside the live view.
+seeded NumPy functions the tests call directly, re-exported by the package),
+the readout in ``explorers.readouts``, each frame's text description in
+``explorers.descriptions``, the engine in ``explorers.render`` (one persistent
+figure, cached backgrounds, a fast PNG; ``render_frame`` and ``slider_grid``
+for exports), the heatmaps in ``helpers.plotting``. Never imports torch.
+Usage: an explorer shows itself as a cell's last expression,
+``explorers.AttentionExplorer(seq_len=16, d_k=64, sigma=1.0)``.
 """
 
 import math
@@ -25,7 +19,7 @@ from matplotlib.ticker import MaxNLocator
 from helpers import _validate, plotting
 from helpers import attention_np as anp
 from helpers._arrays import check_labels, to_array
-from helpers.explorers import readouts, render
+from helpers.explorers import descriptions, readouts, render
 from helpers.explorers.maths import (
     attention_stats,
     block_max,
@@ -82,6 +76,8 @@ class AttentionExplorer(render.Explorer):
     the entries of q and k: the scale does not adapt to it. See
     ``attention_stats``.
     """
+
+    describe = descriptions.attention
 
     def __init__(self, seq_len=16, d_k=64, scaled=True, seed=0, sigma=1.0):
         values = {
@@ -175,6 +171,8 @@ class TemperatureExplorer(render.Explorer):
     ``TEMPERATURE_CHOICES`` (1.0 among them). See ``temperature_weights``.
     """
 
+    describe = descriptions.temperature
+
     def __init__(self, scores, temperature=1.0, labels=None):
         self.scores = to_array(scores, "scores")
         if self.scores.ndim != 1 or self.scores.size == 0:
@@ -185,8 +183,7 @@ class TemperatureExplorer(render.Explorer):
         temperature_weights(self.scores, temperature)  # validate
         m = self.scores.size
         labels = check_labels(labels, m, "labels", "keys")
-        if labels is None:
-            labels = plotting.default_key_labels(m)
+        self.labels = labels or plotting.default_key_labels(m)
         slider = render.make_control(
             "temperature",
             float(temperature),
@@ -217,7 +214,7 @@ class TemperatureExplorer(render.Explorer):
         )
         ax.set_ylim(0.0, 1.0)
         ax.set_xlim(-0.6, m - 0.4)
-        plotting.set_token_ticks(ax.xaxis, labels, m, rotate=True)
+        plotting.set_token_ticks(ax.xaxis, self.labels, m, rotate=True)
         ax.legend(fontsize=FONT_SIZE - 1, loc="upper right")
         title = r"weights  softmax(score / temperature)"
         plotting.style_axes(ax, title, "key s", "weight")
@@ -271,9 +268,10 @@ class HeadsExplorer(render.Explorer):
     saturated at large sigma). Colours run from 0 to 1 in every panel; the
     weights are float32. When seq_len exceeds a panel's size in pixels each
     cell shows the largest weight of a k x k block (``display_block``), and the
-    readout says so. Readout: mean entropy and largest weight per head, whether
-    the heads are identical, how many are saturated. See ``heads_weights``.
+    readout says so. See ``heads_weights``.
     """
+
+    describe = descriptions.heads
 
     figsize = (9.0, 4.0)
 
@@ -420,10 +418,10 @@ class CheckpointExplorer(render.Explorer):
     ``plotting.plot_attention``. Right: the mean largest weight per query at
     every checkpoint, with the chosen one marked. The slider counts checkpoints
     from 1 ("9 of 15"), as the lessons do; its value ``step_index`` is 0-based.
-    Readout: checkpoint and training step, the mean largest weight and entropy,
-    and (with labels) each query's most attended key. See
-    ``checkpoint_weights``.
+    See ``checkpoint_weights``.
     """
+
+    describe = descriptions.checkpoint
 
     figsize = (9.0, 3.8)
 

@@ -52,7 +52,7 @@ def test_explorer_shell_and_export_bundle():
     height, width, _ = np.asarray(Image.open(io.BytesIO(_png(explorer)))).shape
     assert explorer.image.layout.height == f"{height}px"  # fixed size: no flicker
     assert explorer.image.layout.width == f"{width}px"
-    bundle = explorer._repr_mimebundle_()
+    bundle, _ = explorer._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == (
         explorer.widget.model_id
     )

@@ -7,6 +7,7 @@ in test_maths.py. The repo conftest selects the Agg backend.
 """
 
 import base64
+import html
 import io
 import math
 
@@ -62,15 +63,23 @@ def _check_explorer_shell(explorer, names):
     height, width, _ = _png_shape(_png(explorer))
     assert explorer.image.layout.height == f"{height}px"  # fixed: no flicker
     assert explorer.image.layout.width == f"{width}px"
-    bundle = explorer._repr_mimebundle_()
+    bundle, metadata = explorer._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == (
         explorer.widget.model_id
     )
     assert base64.b64decode(bundle["image/png"]) == _png(explorer)
-    first, *rest = bundle["text/plain"].splitlines()
+    first, *rest, description = bundle["text/plain"].splitlines()
     assert first == repr(explorer)
     assert "\n".join(rest) == explorer.readout_text()
     assert "<" not in explorer.readout_text()  # plain text: no tags left
+    # the frame is described: text, the img's title, its alt without the widget
+    assert description == explorer.description and len(description) > 80
+    assert type(explorer).__name__ not in description
+    assert explorer.image.tooltip == description
+    assert metadata == {"image/png": {"alt": description}}
+    assert f'alt="{html.escape(description)}"' in bundle["text/html"]
+    assert bundle["image/png"] in bundle["text/html"]
+    assert 'aria-live="polite"' in explorer.caption.value
 
 
 def _sweep(explorer, name, values):
