@@ -14,9 +14,10 @@ template itself when there is none (an untranslated or fuzzy entry, or English).
 The language, read at each call (an environment lookup, so a test can switch it):
 
 1. ``COURSE_LANG``: ``zh`` (also ``zh_CN``, ``zh-CN``) or ``en``;
-2. else Chinese if the kernel's notebook lives in a folder named ``zh``: the
-   path in ``JPY_SESSION_NAME`` (jupyter_server sets it for a kernel), or else
-   the kernel's working directory;
+2. else Chinese if the kernel's notebook lives in a folder named ``zh`` (or in
+   a folder of it, such as notebooks/zh/student/): the notebook's path in
+   ``JPY_SESSION_NAME`` (jupyter_server sets it for a kernel), or else the
+   kernel's working directory;
 3. else English.
 
 The Chinese messages live in the gettext catalogue
@@ -51,8 +52,11 @@ def _warn_once(text):
         warnings.warn(text, stacklevel=3)
 
 
-def _in_zh_folder(path):
-    return bool(path) and Path(path).name == "zh"
+def _in_zh_folder(folder):
+    """Whether ``folder`` is a folder named ``zh`` or one inside it (the Chinese
+    lessons live in notebooks/zh/, their student copies in notebooks/zh/student/)."""
+    folder = Path(folder)
+    return bool(str(folder)) and "zh" in (folder.name, folder.parent.name)
 
 
 def language():

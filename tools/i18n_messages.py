@@ -16,7 +16,10 @@ imported) and collects the English templates a learner may read:
   keyword) and of ``dataclasses.replace(...)``; the ``text``, ``why``, ``fix``
   and ``method`` of ``Generated(...)``; the ``hint`` of ``Out(...)`` and of a
   checker's ``run(...)``. An f-string there is an error too: a template's
-  fields are ``{name}``, filled by the engine after translation.
+  fields are ``{name}``, filled by the engine after translation;
+- the ``note=`` of any call (a case's note, e.g. ``note="one query"``, which
+  ``make_case`` translates), when it is a literal: an f-string note stays
+  English.
 
 Each template becomes one entry (no msgctxt; occurrences ``file:line``; the
 ``python-brace-format`` flag when it has ``{fields}``; the header and metadata
@@ -89,8 +92,9 @@ def _call_name(node):
 def _template_nodes(call):
     """The argument nodes of ``call`` that hold templates, if it is one we read."""
     name = _call_name(call)
+    notes = [("note", k.value) for k in call.keywords if k.arg == "note"]
     if name not in TEMPLATE_ARGS:
-        return []
+        return notes
     positions, keywords = TEMPLATE_ARGS[name]
     nodes = [call.args[i] for i in positions if i < len(call.args)]
     nodes += [k.value for k in call.keywords if k.arg in keywords]
@@ -98,7 +102,7 @@ def _template_nodes(call):
         raise ExtractError(
             f"line {call.lineno}: _ takes one argument, a string literal"
         )
-    return [(name, n) for n in nodes]
+    return [(name, n) for n in nodes] + notes
 
 
 def _constants(tree):
@@ -153,7 +157,7 @@ def _literal(name, node, where, constants):
             "one), not a computed string: translate the template, then format it"
         )
     text = _static(node, constants)
-    if text is not None or not isinstance(node, ast.JoinedStr):
+    if text is not None or not isinstance(node, ast.JoinedStr) or name == "note":
         return text or None  # None: a variable, whose text is a template elsewhere
     raise ExtractError(
         f"{where}: an f-string in {name}(...): write a template with "
@@ -161,9 +165,9 @@ def _literal(name, node, where, constants):
     )
 
 
-def templates_in(path):
+def templates_in(path, root=ROOT):
     """``[(template, line)]`` of one module, in source order."""
-    rel = path.relative_to(ROOT).as_posix()
+    rel = path.relative_to(root).as_posix()
     found, errors = [], []
     tree = ast.parse(path.read_text(encoding="utf-8"), rel)
     constants = _constants(tree)
@@ -182,16 +186,17 @@ def templates_in(path):
     return sorted(found, key=lambda item: item[1])
 
 
-def collect(source=SOURCE):
-    """``{template: [(file, line), ...]}`` over every module under ``source``."""
+def collect(source=SOURCE, root=ROOT):
+    """``{template: [(file, line), ...]}`` over every module under ``source``
+    (files named relative to ``root``)."""
     entries, errors = {}, []
-    for path in sorted(source.rglob("*.py")):
+    for path in sorted(Path(source).rglob("*.py")):
         try:
-            found = templates_in(path)
+            found = templates_in(path, root)
         except ExtractError as err:
             errors.append(str(err))
             continue
-        rel = path.relative_to(ROOT).as_posix()
+        rel = path.relative_to(root).as_posix()
         for text, line in found:
             entries.setdefault(text, []).append((rel, str(line)))
     if errors:

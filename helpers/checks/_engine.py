@@ -123,7 +123,7 @@ def make_case(names, *args, sizes=None, facts=None, large=False, note="", **kwar
     label = ", ".join(
         [describe(k, a) for k, a in zip(names, args, strict=True)]
         + [describe(k, v) for k, v in kwargs.items()]
-        + ([note] if note else [])
+        + ([_(note)] if note else [])
     )
     return Case(
         label, tuple(names), args, kwargs, dict(sizes or {}), dict(facts or {}), large

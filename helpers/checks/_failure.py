@@ -102,11 +102,12 @@ class Generated:
 
 
 def _sentence(text):
-    """``text`` ending in one full stop; an ellipsis ("...", "…") is kept as is."""
+    """``text`` ending in one full stop ("。" for Chinese); an ellipsis ("...",
+    "…") is kept as is."""
     text = text.rstrip()
     if text.endswith(("...", "…")) or text.endswith(_CJK_END):
         return text
-    if text and "\u4e00" <= text[-1] <= "\u9fff":  # a Chinese sentence
+    if any("\u4e00" <= c <= "\u9fff" for c in text):  # a Chinese sentence
         return text + "。"
     return text.removesuffix(".") + "."
 

@@ -17,6 +17,7 @@ import textwrap
 import numpy as np
 
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = [
     "check_d_k_experiment",
@@ -145,10 +146,15 @@ def _run_experiment(name, fn, train, quick, baseline, count):
     result = ck.call(name, fn, case, f"{ck.fn_name(fn)}()", "")
     if not isinstance(result, tuple | list) or len(result) != count:
         raise ck.CheckFailed(
-            name, f"{ck.fn_name(fn)} must return a tuple of {count} values"
+            name,
+            _("{function} must return a tuple of {count} values").format(
+                function=ck.fn_name(fn), count=count
+            ),
         )
     if train is None or quick is None or baseline is None:
-        raise TypeError(f"{name}(fn, train, QUICK, baseline): pass all four")
+        raise TypeError(
+            _("{name}(fn, train, QUICK, baseline): pass all four").format(name=name)
+        )
     config = result[0]
     if config is quick:
         raise ck.CheckFailed(name, _SHARED, where=ck.look_at(fn, _SHARED))
@@ -157,7 +163,10 @@ def _run_experiment(name, fn, train, quick, baseline, count):
         mistake = _QUICK_CHANGED.filled({"changed": _changed_keys(quick, frozen)})
         raise ck.CheckFailed(name, mistake)
     if not isinstance(config, dict):
-        raise ck.CheckFailed(name, f"the config must be a dict; got {type(config)}")
+        raise ck.CheckFailed(
+            name,
+            _("the config must be a dict; got {kind}").format(kind=type(config)),
+        )
     return dict(config), frozen, result[1:]
 
 
@@ -204,7 +213,12 @@ def _predicted(name, fn, pairs):
     """Raise the first wrong prediction: pairs of (name, said, observed, seen, why)."""
     for label, said, observed, seen, why in pairs:
         if not isinstance(said, bool | np.bool_):
-            raise ck.CheckFailed(name, f"`{label}` must be True or False; got {said!r}")
+            raise ck.CheckFailed(
+                name,
+                _("`{label}` must be True or False; got {said!r}").format(
+                    label=label, said=said
+                ),
+            )
         if bool(said) != bool(observed):
             mistake = _wrong_prediction(label, bool(said), seen, why)
             raise ck.CheckFailed(name, mistake, where=ck.defined_at(fn))

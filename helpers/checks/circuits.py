@@ -15,6 +15,7 @@ import numpy as np
 
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refused
+from helpers.i18n import _
 
 __all__ = ["check_induction_scores", "check_fixed_repeat_prediction"]
 
@@ -248,7 +249,9 @@ def check_fixed_repeat_prediction(fn, config):
     if not isinstance(answer, (bool, np.bool_)):
         raise ck.CheckFailed(
             name,
-            f"return True or False (a bool); got {answer!r} ({type(answer).__name__})",
+            _("return True or False (a bool); got {answer!r} ({kind})").format(
+                answer=answer, kind=type(answer).__name__
+            ),
             where=ck.defined_at(fn),
         )
     run = fixed_repeat_run(config)

@@ -17,6 +17,7 @@ from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
 from helpers.checks._where import _place
+from helpers.i18n import _
 
 __all__ = ["check_mask_conversion", "check_decoder_mask"]
 
@@ -92,7 +93,9 @@ def _landing(shape, scores):
     which axis it is; a size-1 axis broadcasts anywhere.
     """
     if len(shape) > len(scores):
-        return f"it has {len(shape)} axes, more than the scores' {len(scores)}"
+        return _("it has {axes} axes, more than the scores' {scores_axes}").format(
+            axes=len(shape), scores_axes=len(scores)
+        )
     offset = len(scores) - len(shape)
     wrong = []
     for k, size in enumerate(shape):
@@ -133,15 +136,21 @@ def _conversion_problem(convention, got, truth, scores):
     try:
         wide = np.broadcast_to(got, np.broadcast_shapes(got.shape, scores))
     except ValueError:
-        return (
-            f"your {convention!r} mask has shape {tuple(got.shape)}, which does not "
-            f"broadcast against the scores (batch, num_heads, n, m) = {scores}"
-        )
+        return _(
+            "your {convention!r} mask has shape {shape}, which "
+            "does not broadcast against the scores (batch, num_heads, n, "
+            "m) = {scores}"
+        ).format(convention=convention, shape=tuple(got.shape), scores=scores)
     if wide.shape != scores:
-        return (
-            f"your {convention!r} mask has shape {tuple(got.shape)}, which "
-            f"broadcasts the scores {scores} up to {wide.shape}: keep the "
+        return _(
+            "your {convention!r} mask has shape {shape}, which "
+            "broadcasts the scores {scores} up to {wide}: keep the "
             "scores' shape"
+        ).format(
+            convention=convention,
+            shape=tuple(got.shape),
+            scores=scores,
+            wide=wide.shape,
         )
     truth = np.broadcast_to(truth, scores)
     if np.array_equal(wide, truth):
@@ -149,9 +158,9 @@ def _conversion_problem(convention, got, truth, scores):
     if np.array_equal(wide, ~truth):
         return told(_CONV_FLIPPED)
     cells = np.argwhere(wide != truth)[:3].tolist()
-    return (
-        f"your {convention!r} conversion is wrong at (batch, head, query, key) {cells}"
-    )
+    return _(
+        "your {convention!r} conversion is wrong at (batch, head, query, key) {cells}"
+    ).format(convention=convention, cells=cells)
 
 
 def _convention_line(fn, convention):

@@ -20,6 +20,7 @@ from helpers.checks.decoder_model import (
     make_model,
     rope_halves,
 )
+from helpers.i18n import _
 
 __all__ = ["check_rope_halves", "check_cached_generation"]
 
@@ -270,10 +271,16 @@ def _diagnose_cache(case, got, expected):
     where = _first_difference(got[1], expected[1])
     if where is not None:
         r, j = where
-        return (
-            f"your logits row {r} (the choice of the token at position {start + r}) "
-            f"differs in entry {j}: you have {ck.num(got[1][r, j])}, generation "
-            f"without a cache has {ck.num(expected[1][r, j])}"
+        return _(
+            "your logits row {r} (the choice of the token at position "
+            "{position}) differs in entry {j}: you have "
+            "{got}, generation without a cache has {right}"
+        ).format(
+            r=r,
+            position=start + r,
+            j=j,
+            got=ck.num(got[1][r, j]),
+            right=ck.num(expected[1][r, j]),
         )
     for index, name, what in (
         (2, "K_cache", "key after RoPE"),
@@ -282,11 +289,20 @@ def _diagnose_cache(case, got, expected):
         where = _first_difference(got[index], expected[index])
         if where is not None:
             layer, head, t, j = where
-            return (
-                f"your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head {head}, "
-                f"row {t}: the {what} of position {t}) differs in coordinate {j}: "
-                f"you have {ck.num(got[index][where])}, uncached generation has "
-                f"{ck.num(expected[index][where])}"
+            return _(
+                "your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head "
+                "{head}, row {t}: the {what} of position {t}) differs in "
+                "coordinate {j}: you have {got}, uncached generation has "
+                "{right}"
+            ).format(
+                name=name,
+                layer=layer,
+                head=head,
+                t=t,
+                what=what,
+                j=j,
+                got=ck.num(got[index][where]),
+                right=ck.num(expected[index][where]),
             )
     return None
 
@@ -335,7 +351,9 @@ class _Generate:
             vocab = model["embed"].shape[0]
             result = np.zeros(T), np.zeros((count, vocab))
         if not isinstance(result, tuple | list) or len(result) != 2:
-            raise TypeError(f"{self.__name__} must return (tokens, logits)")
+            raise TypeError(
+                _("{name} must return (tokens, logits)").format(name=self.__name__)
+            )
         tokens, logits = result
         return tokens, logits, K_cache[:, :, : T - 1], V_cache[:, :, : T - 1]
 

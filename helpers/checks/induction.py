@@ -12,6 +12,7 @@ from helpers import induction
 from helpers.checks import _engine as ck
 from helpers.checks._engine import CheckFailed
 from helpers.checks._refuse import refusing
+from helpers.i18n import _
 
 
 def _causal_weights(rng, batch, num_heads, n):
@@ -42,8 +43,10 @@ def _call(fn, args, name):
     except NotImplementedError:
         raise CheckFailed(
             name,
-            "is not implemented yet: replace the `raise NotImplementedError(...)` "
-            "line with your code",
+            _(
+                "is not implemented yet: replace the `raise NotImplementedError(...)` "
+                "line with your code"
+            ),
         ) from None
     except Exception as error:  # the learner's code raised: report it, do not crash
         if isinstance(getattr(error, "mistake", None), ck.Mistake):  # refused
@@ -54,13 +57,18 @@ def _call(fn, args, name):
             ) from None
         raise CheckFailed(
             name,
-            f"raised {type(error).__name__}: {error}. Run it on a small example "
-            "first; the hint above shows the indexing.",
+            _(
+                "raised {kind}: {error}. Run it on a small example first; "
+                "the hint above shows the indexing."
+            ).format(kind=type(error).__name__, error=error),
         ) from None
     if got is None:
-        raise CheckFailed(name, "returned None: did you forget `return`?")
+        raise CheckFailed(name, _("returned None: did you forget `return`?"))
     if isinstance(got, str | bytes):
-        raise CheckFailed(name, f"returned the text {got!r}, not an array of numbers")
+        raise CheckFailed(
+            name,
+            _("returned the text {got!r}, not an array of numbers").format(got=got),
+        )
     if hasattr(got, "detach"):  # a torch tensor, perhaps one that requires grad
         got = got.detach().cpu().numpy()
     try:
@@ -70,7 +78,10 @@ def _call(fn, args, name):
         got = got.astype(np.float64)
     except Exception:  # ragged lists, objects, complex numbers, ...
         raise CheckFailed(
-            name, f"returned {type(got).__name__}, not an array of real numbers"
+            name,
+            _("returned {kind}, not an array of real numbers").format(
+                kind=type(got).__name__
+            ),
         ) from None
     return got
 
@@ -78,18 +89,19 @@ def _call(fn, args, name):
 def _compare(got, expected, variants, name):
     """None if ``got`` is right, else the diagnosis of the closest mistake."""
     if got.ndim == 2 and got.shape[1:] == expected.shape:
-        return (
-            f"{name} returned shape {got.shape}; expected {expected.shape}, one score "
-            f"per head. You kept an axis of size {got.shape[0]} (the batch): "
-            "average over it too, as over the positions."
-        )
+        return _(
+            "{name} returned shape {shape}; expected {expected}, one score "
+            "per head. You kept an axis of size {size} (the "
+            "batch): average over it too, as over the positions."
+        ).format(name=name, shape=got.shape, expected=expected.shape, size=got.shape[0])
     if got.shape != expected.shape:
-        return (
-            f"{name} returned shape {got.shape}; expected {expected.shape}, one score "
-            "per head. Average over the batch and the positions, not over the heads."
-        )
+        return _(
+            "{name} returned shape {shape}; expected {expected}, one score "
+            "per head. Average over the batch and the positions, not "
+            "over the heads."
+        ).format(name=name, shape=got.shape, expected=expected.shape)
     if not np.isfinite(got).all():
-        return f"{name} returned NaN or inf: {got}"
+        return _("{name} returned NaN or inf: {got}").format(name=name, got=got)
     if np.allclose(got, expected, rtol=1e-6, atol=1e-9):
         return None
     for wrong, message in variants:
@@ -239,7 +251,7 @@ def check_previous_token_score(fn, *, seed=0):
         "yourself; the lesson's helper would pass without writing it"
     )
     fn = refusing(fn, induction, ("previous_token_score",), reason)
-    for weights, _ in _cases(rng):
+    for weights, _lengths in _cases(rng):
         expected = induction.previous_token_score(weights)
         got = _call(fn, (weights.copy(),), "my_previous_token_score")
         problem = _compare(
@@ -267,15 +279,22 @@ def check_prediction(fn):
     except NotImplementedError:
         raise CheckFailed(
             name,
-            "your prediction is not implemented yet: replace the `raise "
-            "NotImplementedError(...)` line with `return True` or `return False`",
+            _(
+                "your prediction is not implemented yet: replace the `raise "
+                "NotImplementedError(...)` line with `return True` or `return False`"
+            ),
         ) from None
     except Exception as error:
         kind = type(error).__name__
-        raise CheckFailed(name, f"your function raised {kind}: {error}") from None
+        raise CheckFailed(
+            name,
+            _("your function raised {kind}: {error}").format(kind=kind, error=error),
+        ) from None
     if not isinstance(answer, bool | np.bool_):
         raise CheckFailed(
             name,
-            f"return True or False (a bool); got {answer!r} ({type(answer).__name__})",
+            _("return True or False (a bool); got {answer!r} ({kind})").format(
+                answer=answer, kind=type(answer).__name__
+            ),
         )
     return bool(answer)

@@ -8,6 +8,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_causal_mask", "check_zero_weights"]
 
@@ -181,7 +182,9 @@ def _sequence_problem(b, length, predicted, actual, causal_zero, padding_zero):
 
 def _zero_weights_problem(predicted, actual, causal_zero, padding_zero, lengths):
     if predicted.shape != actual.shape:
-        return f"expected shape {actual.shape} (batch, n, m), got {predicted.shape}"
+        return _("expected shape {shape} (batch, n, m), got {got}").format(
+            shape=actual.shape, got=predicted.shape
+        )
     if (predicted == actual).all():
         return None
     checks = [
@@ -205,10 +208,10 @@ def _zero_weights_problem(predicted, actual, causal_zero, padding_zero, lengths)
     for b, length in enumerate(lengths):
         cells = np.argwhere(predicted[b] != actual[b]).tolist()
         if cells:
-            return (
-                f"sequence {b} (length {length}): your prediction is wrong at "
-                f"(query, key) {cells}"
-            )
+            return _(
+                "sequence {b} (length {length}): your prediction is wrong at "
+                "(query, key) {cells}"
+            ).format(b=b, length=length, cells=cells)
     return None
 
 

@@ -9,6 +9,7 @@ answer is never in the notebook's check cell.
 
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
+from helpers.i18n import _
 
 __all__ = ["check_parameter_count"]
 
@@ -132,5 +133,7 @@ def check_parameter_count(fn):
 def _whole_number(case, got):
     value = got[0]
     if value.dtype.kind not in "iu":
-        return f"return the count as a whole number (an int); got a {value.dtype} value"
+        return _(
+            "return the count as a whole number (an int); got a {dtype} value"
+        ).format(dtype=value.dtype)
     return None

@@ -11,6 +11,7 @@ from helpers import attention_np as anp
 from helpers._validate import fmt
 from helpers.checks import _engine as ck
 from helpers.checks._where import defined_at
+from helpers.i18n import _
 
 __all__ = ["check_key_winners", "check_predicted_shapes"]
 
@@ -70,19 +71,21 @@ def _as_key_numbers(predictions, m):
     """The predictions as ints, or a message saying what is wrong with them."""
     count = len(_QUERIES)
     if not isinstance(predictions, (tuple, list)) or len(predictions) != count:
-        return (
-            f"my_predictions() must return {count} key numbers, one per query, e.g. "
-            f"(0, 3, 1); got {predictions!r}"
-        )
+        return _(
+            "my_predictions() must return {count} key numbers, one per "
+            "query, e.g. (0, 3, 1); got {predictions!r}"
+        ).format(count=count, predictions=predictions)
     numbers = []
-    for (label, _, _), said in zip(_QUERIES, predictions, strict=True):
+    for (label, _query, _keys), said in zip(_QUERIES, predictions, strict=True):
         if isinstance(said, bool) or not isinstance(said, (int, np.integer)):
-            return f"{label}: answer with a key number 0 .. {m - 1}; got {said!r}"
+            return _(
+                "{label}: answer with a key number 0 .. {last}; got {said!r}"
+            ).format(label=label, last=m - 1, said=said)
         if not 0 <= said < m:
-            return (
-                f"{label}: there are m = {m} keys, numbered from 0: k_0 .. "
-                f"k_{m - 1}; got {said}"
-            )
+            return _(
+                "{label}: there are m = {m} keys, numbered from 0: k_0 .. "
+                "k_{last}; got {said}"
+            ).format(label=label, m=m, last=m - 1, said=said)
         numbers.append(int(said))
     return numbers
 
@@ -187,13 +190,17 @@ def _in_letters(shape, sizes):
 
 def _shape_problem(predicted, actual, sizes):
     if not isinstance(predicted, dict) or set(predicted) != set(_NAMES):
-        return f"return a dict with the keys {sorted(_NAMES)}; got {predicted!r}"
+        return _("return a dict with the keys {names}; got {predicted!r}").format(
+            names=sorted(_NAMES), predicted=predicted
+        )
     for key in _NAMES:
         value = predicted[key]
         try:
             shape = tuple(int(x) for x in value)
         except (TypeError, ValueError):
-            return f"{key}: give a shape as a tuple of sizes; got {value!r}"
+            return _("{key}: give a shape as a tuple of sizes; got {value!r}").format(
+                key=key, value=value
+            )
         if shape == actual[key]:
             continue
         mistake = _SHAPE_MISTAKES.get((key, _in_letters(shape, sizes)))

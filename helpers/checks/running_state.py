@@ -17,6 +17,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
+from helpers.i18n import _
 from helpers.measure import traced_call
 
 __all__ = ["check_causal_linear_attention"]
@@ -62,8 +63,10 @@ def _peak_and_result(name, fn, case, signature):
 def _long_mismatch(name, fn, where):
     return ck.CheckFailed(
         name,
-        "your output on a long sequence differs from the reference, though "
-        "the small cases matched: look for a step that depends on the length",
+        _(
+            "your output on a long sequence differs from the reference, though "
+            "the small cases matched: look for a step that depends on the length"
+        ),
         where,
         ck.defined_at(fn),
     )

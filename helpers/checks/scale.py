@@ -11,6 +11,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_softmax_jacobian", "check_find_temperature"]
 
@@ -220,7 +221,7 @@ def _mean_entropy(scores):
 
 def _temperature(raw_scores, target_entropy):
     low, high = 1e-2, 1e3
-    for _ in range(200):
+    for _step in range(200):
         mid = math.sqrt(low * high)
         if _mean_entropy(raw_scores / mid) < target_entropy:
             low = mid
@@ -269,7 +270,7 @@ def check_find_temperature(fn, *, seed=0):
     def diagnose(case, got, expected):
         T = float(got[0])
         if not np.isfinite(T) or T <= 0:
-            return "T must be a positive number"
+            return _("T must be a positive number")
         if min(abs(math.log(T / 1e-2)), abs(math.log(T / 1e3))) < 0.01:
             multiplied = ck.line_of(fn, _T_MULTIPLIED.line) != ck.defined_at(fn)
             edge = _T_MULTIPLIED if multiplied else _T_EDGE
@@ -292,10 +293,10 @@ def check_find_temperature(fn, *, seed=0):
         steps = _steps_to(T, raw, target)
         if steps is not None:
             return _T_EARLY.filled({**facts, "steps": steps})
-        return (
-            f"at your T = {T:.4g} the mean entropy is {reached:.4f} nats, not the "
-            f"target {target:.4f}"
-        )
+        return _(
+            "at your T = {T:.4g} the mean entropy is {reached:.4f} nats, "
+            "not the target {target:.4f}"
+        ).format(T=T, reached=reached, target=target)
 
     return ck.run(
         "check_find_temperature",

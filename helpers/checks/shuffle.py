@@ -9,6 +9,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers._validate import fmt
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_shuffle_keys_and_values"]
 
@@ -54,10 +55,10 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
     """What is wrong with a shuffle of the (key, value) pairs, or None."""
     m = K.shape[0]
     if perm.dtype.kind not in "iu":
-        return (
-            "perm must hold integer row numbers (rng.permutation(m) gives them); "
-            f"yours has dtype {perm.dtype}"
-        )
+        return _(
+            "perm must hold integer row numbers (rng.permutation(m) "
+            "gives them); yours has dtype {dtype}"
+        ).format(dtype=perm.dtype)
     if perm.shape != (m,) or sorted(perm.tolist()) != list(range(m)):
         return ck.Mistake(
             symptom="perm must be a permutation of 0 .. m - 1 = {last}, shape "
@@ -68,10 +69,12 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
             key="perm is not a permutation of the rows",
         ).format(last=m - 1, m=m, shape=fmt(perm.shape))
     if (perm == np.arange(m)).all():
-        return "your perm is 0, 1, 2, ...: that permutation changes nothing"
+        return _("your perm is 0, 1, 2, ...: that permutation changes nothing")
     for name, got, rows in (("K_shuffled", K_sh, K), ("V_shuffled", V_sh, V)):
         if got.shape != rows.shape:
-            return f"`{name}` has shape {fmt(got.shape)}; it must be {fmt(rows.shape)}"
+            return _("`{name}` has shape {shape}; it must be {expected}").format(
+                name=name, shape=fmt(got.shape), expected=fmt(rows.shape)
+            )
     if ck.same(K_sh, K) and ck.same(V_sh, V):
         return _UNSHUFFLED
     if ck.same(K_sh, K[perm]) and ck.same(V_sh, V):
@@ -84,7 +87,7 @@ def _shuffle_problem(K, V, K_sh, V_sh, perm):
     if ck.same(K_sh, K[inverse]) and ck.same(V_sh, V[inverse]):
         return _INVERSE_PERM
     if not ck.same(K_sh, K[perm]):
-        return "K_shuffled must be K[perm], the rows of K in the order perm gives"
+        return _("K_shuffled must be K[perm], the rows of K in the order perm gives")
     return None
 
 
@@ -101,7 +104,7 @@ def _attention_unchanged(Q, K, V, K_sh, V_sh, perm):
             fix="K[perm], V[perm], with the one perm you return",
         )
     if ck.same(keys_only, output):
-        return "shuffling the keys alone did not change the output: shuffle again"
+        return _("shuffling the keys alone did not change the output: shuffle again")
     return None
 
 

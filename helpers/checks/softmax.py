@@ -12,6 +12,7 @@ from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
 from helpers.checks.attention import MASK_AFTER, MASK_FLIPPED, without_helpers
+from helpers.i18n import _
 
 __all__ = ["check_softmax", "check_masked_softmax"]
 
@@ -83,7 +84,7 @@ def _diagnose_softmax(case, got, expected):
     axis = case.facts["axis"] % result.ndim
     if not np.isfinite(result).all():
         if not case.large:
-            return "your result contains nan or inf where the reference is finite"
+            return _("your result contains nan or inf where the reference is finite")
         x = case.args[0]
         bad = ~np.isfinite(result).all(axis=axis)
         row_max = x.max(axis=axis)

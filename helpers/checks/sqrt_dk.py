@@ -18,6 +18,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks.scale import _mean_entropy, _temperature, check_find_temperature
+from helpers.i18n import _
 from helpers.measure import traced_call
 
 __all__ = [
@@ -282,7 +283,9 @@ def _check_linear_memory(name, fn, rng):
         text = str(err).splitlines()[0] if str(err) else ""
         raise ck.CheckFailed(
             name,
-            f"your function raised {type(err).__name__}: {text}",
+            _("your function raised {kind}: {text}").format(
+                kind=type(err).__name__, text=text
+            ),
             case,
             ck.raised_at(err) or ck.defined_at(fn),
         ) from err
@@ -297,7 +300,9 @@ def _check_linear_memory(name, fn, rng):
     if not ck.same(grad, a * (g - a @ g), (1e-9, 1e-12)):
         raise ck.CheckFailed(
             name,
-            f"on one row of m = {_BIG_M} keys your gradient differs from J^T g",
+            _("on one row of m = {m} keys your gradient differs from J^T g").format(
+                m=_BIG_M
+            ),
             case,
             ck.defined_at(fn),
         )

@@ -99,10 +99,10 @@ def _prediction_problem(predicted, gib):
     if not isinstance(predicted, (int, float, np.integer, np.floating)) or isinstance(
         predicted, (bool, np.bool_)
     ):
-        return (
-            f"my_prediction() must return a number of GiB, e.g. 0.5; got "
-            f"{predicted!r} ({type(predicted).__name__})"
-        )
+        return _(
+            "my_prediction() must return a number of GiB, e.g. 0.5; got "
+            "{predicted!r} ({kind})"
+        ).format(predicted=predicted, kind=type(predicted).__name__)
     predicted = float(predicted)
     if abs(predicted - gib) <= 0.02 * gib:
         return None

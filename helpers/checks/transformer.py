@@ -9,6 +9,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_rope", "check_grouped_query_attention", "check_decode_step"]
 
@@ -204,10 +205,10 @@ def _cache_order(t, new, old, row):
         return None
     if np.allclose(new[1:], old) and np.allclose(new[0], row):
         return _PREPENDED.format(t=t)
-    return (
-        f"after step {t} your cache does not hold the earlier rows, in order, "
-        "followed by the new token's row"
-    )
+    return _(
+        "after step {t} your cache does not hold the earlier rows, "
+        "in order, followed by the new token's row"
+    ).format(t=t)
 
 
 def _decode_all(step, Q, K, V):
@@ -222,12 +223,14 @@ def _decode_all(step, Q, K, V):
     for t in range(Q.shape[0]):
         result = step(Q[t], K[t], V[t], K_cache, V_cache)
         if not isinstance(result, tuple | list) or len(result) != 3:
-            return "must return the tuple (y, K_cache, V_cache)"
+            return _("must return the tuple (y, K_cache, V_cache)")
         y, K_new, V_new = result
         outputs.append(np.asarray(y, dtype=np.float64))
         if np.shape(K_new)[0] != t + 1:
             rows = np.shape(K_new)[0]
-            return f"after step {t} your K_cache holds {rows} rows, not {t + 1}"
+            return _(
+                "after step {t} your K_cache holds {rows} rows, not {t_next}"
+            ).format(t=t, rows=rows, t_next=t + 1)
         for new, old, row in ((K_new, K_cache, K[t]), (V_new, V_cache, V[t])):
             problem = _cache_order(t, new, old, row)
             if problem is not None:
