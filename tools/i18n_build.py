@@ -52,14 +52,29 @@ def translations(po):
     return {(e.msgctxt, e.msgid): e for e in po if not e.obsolete}
 
 
-def translator(index, cell_id, missing):
+# a line break between two Chinese characters: a browser shows it as a space
+CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+CJK_BREAK = re.compile(rf"(?<=[{CJK}])\n[ \t]*(?=[{CJK}])")
+
+
+def join_cjk_lines(text):
+    """``text`` with the line breaks between two Chinese characters removed
+    (markdown shows a soft break as a space, which Chinese does not have);
+    fenced code is left as it is."""
+    if "```" in text or "~~~" in text:
+        return text
+    return CJK_BREAK.sub("", text)
+
+
+def translator(index, cell_id, missing, markdown=False):
     """A function English text -> Chinese for the texts of cell ``cell_id``;
-    it records what it cannot translate in ``missing`` and returns it as is."""
+    it records what it cannot translate in ``missing`` and returns it as is.
+    ``markdown``: a translator's line breaks inside Chinese prose are joined."""
 
     def translate(text):
         entry = index.get((cell_id, text))
         if entry is not None and entry.msgstr and "fuzzy" not in entry.flags:
-            return entry.msgstr
+            return join_cjk_lines(entry.msgstr) if markdown else entry.msgstr
         if entry is None:
             why = "not in the catalogue (run `python -m tools.i18n extract`)"
         else:
@@ -102,8 +117,9 @@ def build_notebook(nb, po, allow_partial=False, name="lesson"):
     index, missing = translations(po), []
     zh = copy.deepcopy(nb)
     for cell in zh.cells:
-        translate = translator(index, cell.get("id"), missing)
-        if cell.cell_type == "markdown":
+        markdown = cell.cell_type == "markdown"
+        translate = translator(index, cell.get("id"), missing, markdown)
+        if markdown:
             cell.source = relink(i18n_text.translate_markdown(cell.source, translate))
         elif cell.cell_type == "code":
             cell.source = i18n_text.translate_code(cell.source, translate)

@@ -24,8 +24,8 @@ from .conftest import ARTIFACTS, REPO, _free_port, _missing_browser
 pytestmark = pytest.mark.browser
 
 # JupyterLab's top menus as jupyterlab-language-pack-zh-CN names them
-MENUS_ZH = {"文件", "编辑", "视图", "运行", "内核", "设置", "帮助"}
-MENUS_EN = {"File", "Edit", "View", "Run", "Kernel", "Settings", "Help"}
+MENUS_ZH = {"文件", "编辑", "查看", "运行", "内核", "标签页", "设置", "帮助"}
+MENUS_EN = {"File", "Edit", "View", "Run", "Kernel", "Tabs", "Settings", "Help"}
 
 
 @pytest.fixture(scope="module")

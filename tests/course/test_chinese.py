@@ -345,3 +345,14 @@ def test_links_without_a_chinese_copy_point_at_the_english_file():
     assert "(../glossary.md)" in zh and "(02_matrix_form.ipynb#top)" in zh
     assert "(../../README.zh-CN.md)" in zh and "(https://example.org)" in zh
     assert 'src="../figures/x.png"' in zh
+
+
+def test_line_breaks_inside_chinese_prose_are_joined():
+    join = i18n_build.join_cjk_lines
+    assert (
+        join("后面的单元格会用到\n前面定义的名字。")
+        == "后面的单元格会用到前面定义的名字。"
+    )
+    assert join("- 第一项，\n  接着写\n- 第二项") == "- 第一项，接着写\n- 第二项"
+    assert join("调用 `f`\n然后") == "调用 `f`\n然后"  # a space beside code is wanted
+    assert join("```\n中\n文\n```") == "```\n中\n文\n```"
