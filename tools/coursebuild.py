@@ -409,7 +409,7 @@ def page_language(nb):
 
 def with_language(body, lang):
     """``body`` (an exported page) declaring ``lang`` on its <html> element."""
-    body, found = re.subn(r'<html lang="[^"]*"', f'<html lang="{lang}"', body, 1)
+    body, found = re.subn(r'<html lang="[^"]*"', f'<html lang="{lang}"', body, count=1)
     if not found:
         raise ValueError("the exported page has no <html lang=...> to set")
     return body

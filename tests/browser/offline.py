@@ -43,9 +43,12 @@ def build(kind, tmp_path_factory, execute=()):
     return coursebuild.export(kind, dest=root / kind, execute=set(execute))
 
 
-def offline_page(browser, width=1280, height=800):
-    """A fresh context and page with the network blocked; and its problem list."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def offline_page(browser, width=1280, height=800, **options):
+    """A fresh context and page with the network blocked; and its problem list.
+    ``options``: more of Playwright's context options (e.g. reduced_motion)."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, **options
+    )
     problems = []
 
     def block(route):
@@ -162,6 +165,31 @@ AXE_RUN = """async ([context, tags]) => {
 }"""
 
 
+# Every slide of a deck shown at once, one below the other, as the slides are
+# (same DOM, same styles, same width), for one axe run over all of them: axe
+# builds its tree of the whole document at every run, so a run per slide cost as
+# much as a run over the deck (about 25 times as long for a deck). reveal.js's
+# hiding of the other slides (hidden, aria-hidden, .future/.past) is lifted;
+# call it after paging, the deck's layout is gone afterwards.
+SHOW_EVERY_SLIDE = """() => {
+  const style = document.createElement('style');
+  style.textContent = `
+    .reveal .slides section { display: block !important; visibility: visible !important;
+      opacity: 1 !important; position: relative !important; transform: none !important;
+      top: auto !important; left: auto !important; height: auto !important; }
+    .reveal .slides { position: static !important; transform: none !important;
+      zoom: 1 !important; overflow: visible !important; }`;
+  document.head.appendChild(style);
+  const slides = document.querySelectorAll('.reveal .slides section');
+  slides.forEach(s => {
+    s.removeAttribute('hidden');
+    s.removeAttribute('aria-hidden');
+    s.classList.remove('future', 'past');
+  });
+  return slides.length;
+}"""
+
+
 def load_axe(page):
     """Put axe-core into ``page``; returns its version."""
     return page.evaluate(AXE_LOAD, axe_source())
@@ -172,6 +200,11 @@ def run_axe(page, context=None):
     ``context`` of it), as dicts: id, impact, help, nodes."""
     load_axe(page)
     return page.evaluate(AXE_RUN, [context, WCAG_TAGS])
+
+
+def serious(violations):
+    """The violations axe rates serious or critical."""
+    return [v for v in violations if v["impact"] in SERIOUS]
 
 
 def count_by_rule(violations):

@@ -1,7 +1,9 @@
 """HTML pages: every lesson built once (lesson 01 executed at build time, so its
 explorer gets pre-rendered frames; the others use their stored outputs and show
 the explorer as a still), opened from disk in Chromium with the network blocked
-(tests/browser/offline.py)."""
+(tests/browser/offline.py). Each page is checked with axe-core against WCAG
+2.0/2.1 A and AA, its mathematics for the MathML a screen reader reads, and
+lesson 01's page with the keyboard alone."""
 
 import pytest
 
@@ -9,7 +11,12 @@ from .offline import (
     EXECUTED,
     assert_explorers_are_stills_with_a_note,
     build,
+    count_by_rule,
+    describe,
     move_every_slider,
+    offline_page,
+    run_axe,
+    serious,
 )
 
 pytestmark = pytest.mark.browser
@@ -39,3 +46,99 @@ def test_every_exported_slider_changes_its_plot(browser, pages):
 
 def test_explorers_not_executed_are_stills_with_a_note(pages):
     assert_explorers_are_stills_with_a_note(pages, executed=EXECUTED)
+
+
+TYPESET = """() => new Promise(r =>
+  (window.MathJax && MathJax.Hub) ? MathJax.Hub.Queue(() => r(true)) : r(true))"""
+
+# [typeset formulas, those with MathML for assistive technology, <html lang>]
+MATH_AND_LANG = """() => [
+  document.querySelectorAll('.MathJax_CHTML').length,
+  document.querySelectorAll('.MathJax_CHTML + .MJX_Assistive_MathML > math, '
+    + '.MathJax_CHTML > .MJX_Assistive_MathML > math').length,
+  document.documentElement.lang]"""
+
+
+def test_every_page_meets_wcag_aa(browser, pages):
+    """axe-core (pinned, read from disk) finds no serious or critical violation
+    of WCAG 2.0/2.1 A and AA on any page, math typeset; every formula carries
+    MathJax's assistive MathML (what a screen reader reads, offline), and the
+    page declares its language."""
+    report, found, formulas = [], {}, 0
+    for path in pages:
+        context, page, problems = offline_page(browser)
+        try:
+            page.goto(path.as_uri())
+            page.evaluate(TYPESET)
+            typeset, readable, lang = page.evaluate(MATH_AND_LANG)
+            assert typeset == readable, f"{path.name}: {typeset - readable} unread"
+            assert lang == "en", path.name
+            formulas += typeset
+            violations = run_axe(page)
+            found[path.stem] = count_by_rule(violations)
+            report += describe(path.name, serious(violations))
+            report += [f"{path.name}: {p}" for p in problems]
+        finally:
+            context.close()
+    print("axe-core, WCAG 2.0/2.1 A and AA, per page:", found)
+    assert formulas > 100, f"only {formulas} formulas typeset"
+    assert not report, f"{len(report)} findings:\n" + "\n".join(report[:30])
+
+
+# Tab once and say what has the focus: its tag, type, text, and whether it shows
+# a focus indicator (an outline of 2 px or more, or a box-shadow) as :focus-visible.
+TAB_STOP = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const style = getComputedStyle(el);
+  const outline = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
+  const shadow = style.boxShadow !== 'none';
+  return {id: el.dataset.courseTab, tag: el.tagName, visible: outline || shadow,
+          focusVisible: el.matches(':focus-visible')};
+}"""
+
+# every control of the page (links, sliders, buttons, form fields), numbered
+CONTROLS = """() => {
+  const controls = [...document.querySelectorAll(
+    'a[href], input, button, select, textarea')].filter(
+    el => el.getClientRects().length && !el.closest('[hidden], [inert]')
+      && el.tabIndex >= 0);
+  controls.forEach((el, i) => { el.dataset.courseTab = String(i); });
+  return controls.map(el => el.tagName + (el.type ? '[' + el.type + ']' : '')
+    + ' ' + (el.getAttribute('href') || el.getAttribute('aria-label') || ''));
+}"""
+
+
+def test_keyboard_reaches_every_control_with_a_visible_focus(browser, pages):
+    """Lesson 01's page (its explorer has sliders) with the keyboard alone: Tab
+    reaches every link and slider, in order, and each shows a focus indicator
+    (an outline of 2 px or more, or a box-shadow) while it has the focus."""
+    path = next(p for p in pages if p.stem == EXECUTED.stem)
+    context, page, problems = offline_page(browser)
+    try:
+        page.goto(path.as_uri())
+        page.evaluate(TYPESET)
+        controls = page.evaluate(CONTROLS)
+        assert any("range" in c for c in controls), "no slider on the page"
+        reached, unseen = [], []
+        # nbconvert makes every input and output area a tab stop, and MathJax
+        # every formula: the controls come among them
+        for _ in range(3000):
+            page.keyboard.press("Tab")
+            stop = page.evaluate(TAB_STOP)
+            if stop is None or stop["id"] is None:
+                continue
+            index = int(stop["id"])
+            if reached and index <= reached[-1]:
+                break  # round again
+            reached.append(index)
+            if not (stop["visible"] and stop["focusVisible"]):
+                unseen.append(controls[index])
+            if len(reached) == len(controls):
+                break
+        missed = [c for i, c in enumerate(controls) if i not in reached]
+        assert not missed, f"Tab never reaches {missed[:5]}"
+        assert not unseen, f"no visible focus on {unseen[:5]}"
+        assert problems == [], problems[:5]
+    finally:
+        context.close()

@@ -10,10 +10,15 @@ from tools import coursebuild, explorer_export
 
 from .conftest import ARTIFACTS
 from .offline import (
+    SHOW_EVERY_SLIDE,
     assert_explorers_are_stills_with_a_note,
     build,
+    count_by_rule,
+    describe,
     move_every_slider,
     offline_page,
+    run_axe,
+    serious,
 )
 
 pytestmark = pytest.mark.browser
@@ -128,10 +133,15 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
     scrolling), its text is at least 24 px and its code 20 px as rendered, it
     shows at most 60 words of prose, and if it shortens the lesson its notes
     hold the rest. At 1920x1080 (reveal.js scales the same 1280x800 slide up,
-    so the layout is the same) the longest deck, as a check of that."""
+    so the layout is the same) the longest deck, as a check of that.
+
+    At 1280x800, after the pass, axe-core checks every slide of the deck against
+    WCAG 2.0/2.1 A and AA (tests/browser/offline.py): 0 serious or critical
+    violations. One run over all the slides shown at once, since a run costs the
+    same for one slide as for all of them."""
     if size != (1280, 800):
         decks = [max(decks, key=lambda d: d.stat().st_size)]
-    report, summary = [], []
+    report, summary, found = [], [], {}
     for deck in decks:
         context, page, problems = offline_page(browser, *size)
         try:
@@ -161,9 +171,15 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
                     page.evaluate(f"() => Reveal.slide({where.replace('/', ',')})")
                     name = f"slides_{deck.stem}_{where.replace('/', '_')}.png"
                     page.screenshot(path=str(ARTIFACTS / name))
+            if size == (1280, 800):
+                assert page.evaluate(SHOW_EVERY_SLIDE) >= len(slides)
+                violations = run_axe(page)
+                found[deck.stem] = count_by_rule(violations)
+                report += describe(deck.name, serious(violations))
         finally:
             context.close()
     print("\n".join(summary))
+    print("axe-core, WCAG 2.0/2.1 A and AA, per deck:", found)
     assert not report, f"{len(report)} slides are not slides:\n" + "\n".join(
         report[:30]
     )
@@ -217,8 +233,29 @@ def test_an_explorer_with_frames_is_one_slide(browser, decks):
     assert move_every_slider(browser, deck) == 1
 
 
-def test_deck_moves_and_typesets_math(browser, decks):
-    context, page, problems = offline_page(browser)
+# what moves in a deck: reveal.js's settings and the longest CSS transition or
+# animation of anything in it, in seconds
+MOTION = """() => {
+  const config = Reveal.getConfig();
+  let longest = 0;
+  for (const el of document.querySelectorAll('.reveal, .reveal *')) {
+    const style = getComputedStyle(el);
+    for (const d of (style.transitionDuration + ',' + style.animationDuration)
+        .split(',')) longest = Math.max(longest, parseFloat(d) || 0);
+  }
+  return {transition: config.transition, background: config.backgroundTransition,
+          autoAnimate: config.autoAnimate, longest};
+}"""
+
+
+@pytest.mark.parametrize("motion", ["reduce", "no-preference"])
+def test_deck_moves_and_typesets_math(browser, decks, motion):
+    """A deck pages with the keyboard and typesets its math, each formula with
+    the MathML a screen reader reads (MathJax's AssistiveMML). When the reader's
+    system asks for reduced motion nothing moves: no slide or background
+    transition, no auto-animate, no CSS transition or animation (reveal.js's
+    progress bar and controls have them otherwise)."""
+    context, page, problems = offline_page(browser, reduced_motion=motion)
     try:
         page.goto(decks[1].as_uri())
         page.wait_for_function("() => window.Reveal && Reveal.isReady()")
@@ -229,7 +266,17 @@ def test_deck_moves_and_typesets_math(browser, decks):
             "() => document.querySelectorAll('.MathJax_CHTML').length > 0",
             timeout=30_000,
         )
+        page.evaluate("() => new Promise(r => MathJax.Hub.Queue(r))")
         assert page.locator(".MathJax_Error, .mjx-merror").count() == 0
+        typeset = page.locator(".MathJax_CHTML").count()
+        readable = page.locator(".MathJax_CHTML .MJX_Assistive_MathML > math")
+        assert readable.count() == typeset > 0
+        moving = page.evaluate(MOTION)
+        assert moving["transition"] == moving["background"] == "none", moving
+        if motion == "reduce":
+            assert moving["autoAnimate"] is False and moving["longest"] == 0, moving
+        else:
+            assert moving["autoAnimate"] is True and moving["longest"] > 0, moving
         assert problems == [], problems[:5]
     finally:
         context.close()
