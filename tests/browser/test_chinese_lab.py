@@ -122,3 +122,68 @@ def test_chinese_first_screen_has_chinese_menus_and_lesson_00(lab_zh, browser):
         page.screenshot(path=str(ARTIFACTS / "first_screen_zh.png"))
     finally:
         context.close()
+
+
+# -- the Chinese decks: the English decks' measures ------------------------------------
+
+# The English measure counts words; a Chinese sentence has no spaces, so its
+# prose is counted as Latin words plus 0.6 per Chinese character (60 words of
+# English come out as about 100 characters of Chinese).
+WORDS_JS = "words += (text.match(/[^\\W_][\\w'’.-]*/gu) || []).length;"
+WORDS_ZH_JS = (
+    "{ const han = (text.match(/\\p{Script=Han}/gu) || []).length;"
+    " const latin = (text.replace(/\\p{Script=Han}/gu, ' ')"
+    ".match(/[^\\W_][\\w'’.-]*/gu) || []).length;"
+    " words += latin + Math.round(0.6 * han); }"
+)
+
+
+@pytest.fixture(scope="module")
+def zh_decks(tmp_path_factory):
+    """Every Chinese lesson's deck, built from notebooks/zh/ beside the assets."""
+    from tools import coursebuild, i18n_build
+
+    paths = i18n_build.zh_lessons()
+    assert len(paths) == 14, f"{len(paths)} Chinese lessons (make notebooks-zh)"
+    coursebuild.ensure_assets()
+    root = tmp_path_factory.mktemp("slides-zh")
+    shutil.copytree(coursebuild.ASSETS, root / "assets")
+    return coursebuild.export("slides", paths, root / "slides")
+
+
+@pytest.mark.slow
+def test_every_chinese_slide_is_a_slide(browser, zh_decks):
+    """The English decks' measures (tests/browser/test_slides.py) on the Chinese
+    decks at 1280x800: nothing overflows, clips or scrolls, text >= 24 px, code
+    >= 20 px, at most 60 words of prose (Chinese counted as above), notes where
+    a slide shortens the lesson; the page's language is zh-CN."""
+    from .offline import offline_page
+    from .test_slides import EVERY_SLIDE, slide_problems
+
+    assert WORDS_JS in EVERY_SLIDE, "test_slides.py counts words another way now"
+    measure = EVERY_SLIDE.replace(WORDS_JS, WORDS_ZH_JS)
+    report = []
+    for deck in zh_decks:
+        assert '<html lang="zh-CN"' in deck.read_text(encoding="utf-8"), deck.name
+        context, page, problems = offline_page(browser, 1280, 800)
+        try:
+            page.goto(deck.as_uri())
+            page.wait_for_function(
+                "() => window.Reveal && Reveal.isReady()", timeout=30_000
+            )
+            slides = page.evaluate(measure, None)
+            assert len(slides) >= 5, f"{deck.name}: {len(slides)} slides"
+            for slide in slides:
+                bad = slide_problems(deck, slide)
+                if bad:
+                    report.append(f"{deck.name} {slide['where']} {', '.join(bad)}")
+            report += [f"{deck.name} {p}" for p in problems]
+            if deck.stem.startswith("01"):
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                page.evaluate("() => Reveal.slide(3, 0)")
+                page.screenshot(path=str(ARTIFACTS / "slides_zh_01_3_0.png"))
+        finally:
+            context.close()
+    assert not report, f"{len(report)} slides are not slides:\n" + "\n".join(
+        report[:30]
+    )
