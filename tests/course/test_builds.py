@@ -312,3 +312,75 @@ def test_a_cells_printing_is_cut_the_same_however_the_kernel_split_it():
     assert len(whole[0].text.splitlines()) == slidefit.OUTPUT_LINES + 1  # the note
     other = nbformat.v4.new_output("stream", name="stderr", text="warning\n")
     assert len(slidefit.cut_text_outputs([stream("a\n"), other, stream("b\n")])) == 3
+
+
+PIXEL = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def _figure_notebook(alt=None, language=None):
+    """A notebook of one code cell whose output is a PNG, with ``alt`` in its
+    metadata as IPython.display.Image(alt=...) writes it."""
+    metadata = {"image/png": {"alt": alt}} if alt is not None else {}
+    output = nbformat.v4.new_output(
+        "display_data", data={"image/png": PIXEL}, metadata=metadata
+    )
+    cell = nbformat.v4.new_code_cell("show()", outputs=[output])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# T"), cell])
+    if language is not None:
+        nb.metadata["language"] = language
+    return nb
+
+
+@pytest.mark.parametrize("kind", ["html", "slides"])
+def test_a_figures_alt_text_reaches_pages_and_decks(kind):
+    """The alt text an output's metadata carries (IPython's convention) is the
+    image's alt in pages and decks, escaped, instead of nbconvert's placeholder;
+    an image without one still gets the placeholder (the browser tests refuse it)."""
+    from bs4 import BeautifulSoup
+
+    exporter = coursebuild.make_exporter(kind)
+    alt = 'Bar chart: k_2 highest at 1.5 & "sharpest" <b>'
+    body, _ = exporter.from_notebook_node(_figure_notebook(alt))
+    assert "<b>" not in body.split("<main>")[1]
+    (img,) = BeautifulSoup(body, "html.parser").select(".jp-RenderedImage img")
+    assert img["alt"] == alt and img["src"] == f"data:image/png;base64,{PIXEL}"
+    body, _ = exporter.from_notebook_node(_figure_notebook())
+    (img,) = BeautifulSoup(body, "html.parser").select(".jp-RenderedImage img")
+    assert img["alt"] == "No description has been provided for this image"
+
+
+@pytest.mark.parametrize("kind", ["html", "slides"])
+def test_pages_and_decks_colour_code_in_an_accessible_style(kind):
+    """Code is coloured by accessible-pygments' a11y-light (operators #163,
+    comments #515151, numbers #7F4707: 4.5:1 or more on its #f2f2f2), and the
+    rules are specific enough to win over the lab theme's ``.highlight .o``."""
+    body, _ = coursebuild.make_exporter(kind).from_notebook_node(_figure_notebook())
+    for rule in (
+        "html .highlight .o { color: #163 }",
+        "html .highlight .c1 { color: #515151 }",
+        "html .highlight .mi { color: #7F4707 }",
+        "html .highlight { background: #f2f2f2",
+    ):
+        assert rule in body, rule
+    assert body.index("--jp-mirror-editor-operator-color") < body.index(
+        "html .highlight .o {"
+    )
+
+
+def test_pages_declare_the_notebooks_language():
+    """<html lang> is the notebook's metadata "language" (a Chinese edition
+    passes zh-CN), "en" without one; a malformed tag is refused by name."""
+    exporter = coursebuild.make_exporter("html")
+    for language, expected in [(None, "en"), ("zh-CN", "zh-CN"), ("en", "en")]:
+        nb = _figure_notebook("a picture", language)
+        body, _ = exporter.from_notebook_node(nb)
+        body = coursebuild.with_language(body, coursebuild.page_language(nb))
+        assert f'<html lang="{expected}">' in body
+        assert body.count("<html lang=") == 1
+    for bad in ["zh_CN", "", "english!", 7]:
+        with pytest.raises(ValueError, match="metadata 'language'"):
+            coursebuild.page_language(_figure_notebook(language=bad))
+    with pytest.raises(ValueError, match="no <html lang"):
+        coursebuild.with_language("<html><body></body></html>", "en")
