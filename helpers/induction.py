@@ -272,7 +272,7 @@ def _record(history, step, model, held_out, example, progress):
     """Measure the model at one checkpoint and append to ``history``."""
     result = measure(model, *held_out)
     with torch.no_grad():
-        _, example_weights = model(example)
+        _logits, example_weights = model(example)
     history["step"].append(step)
     for key in ("loss", "repeat_loss", "prefix_matching", "previous_token"):
         history[key].append(result[key])

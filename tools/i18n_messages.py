@@ -38,6 +38,7 @@ from the msgid's.
 import argparse
 import ast
 import difflib
+import re
 import string
 import sys
 from pathlib import Path
@@ -281,6 +282,17 @@ def extract(path=CATALOGUE):
     return po
 
 
+# code written outside backticks in a message: a call (two levels of parentheses)
+# or a dotted name, e.g. np.where(mask, scores, -np.inf), mask.any, K.shape[-1]
+_CALL = re.compile(r"[\w.]*\w\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_DOTTED = re.compile(r"\b\w+(?:\.\w+)+(?:\[[^\]]*\])?")
+
+
+def _prose(text):
+    """``text`` without the code it names outside backticks (for the term check)."""
+    return _DOTTED.sub(" ", _CALL.sub(" ", text))
+
+
 def entry_problems(entry):
     """What is wrong with one entry: untranslated, fuzzy, a ``{field}`` changed,
     and the lessons' markup and terminology checks (backticks, numbers, ...)."""
@@ -294,7 +306,7 @@ def entry_problems(entry):
     if fields(entry.msgid) != fields(entry.msgstr):
         found.append("its {fields} (or {{ }} escapes) differ from the msgid's")
     found += i18n_text.markup_problems(entry.msgid, entry.msgstr, "block")
-    found += i18n_terms.term_problems(entry.msgid, entry.msgstr)
+    found += i18n_terms.term_problems(_prose(entry.msgid), _prose(entry.msgstr))
     return list(dict.fromkeys(found))
 
 

@@ -205,7 +205,7 @@ _MASK_HAPPENED = (
 
 def _passed(name, result, happened):
     """Print the success line, then what happened, wrapped for a notebook."""
-    print(f"✓ {name}: {result}")
+    print(_("✓ {name}: {result}").format(name=name, result=result))
     print(textwrap.fill(f"What happened: {happened}", 88, break_on_hyphens=False))
 
 

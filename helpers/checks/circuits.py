@@ -269,7 +269,8 @@ def check_fixed_repeat_prediction(fn, config):
             ck.defined_at(fn),
         )
     print(
-        f"✓ {name}: right. Layer 1's previous-token scores after 400 steps: "
-        f"{np.round(previous, 2).tolist()}"
+        _(
+            "✓ {name}: right. Layer 1's previous-token scores after 400 steps: {scores}"
+        ).format(name=name, scores=np.round(previous, 2).tolist())
     )
     return True

@@ -10,6 +10,7 @@ import numpy as np
 
 from helpers._validate import fmt
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 from helpers.tensors import make_tensor
 
 __all__ = ["check_make_queries", "check_shape_names", "check_course_mask"]
@@ -83,7 +84,11 @@ def check_make_queries(fn):
             message = _diagnose_draw(got[0])
     if message is not None:
         raise ck.CheckFailed(name, message, "", ck.defined_at(fn))
-    print(f"✓ {name}: the same numbers as the seeded draw, shape {fmt(_SHAPE)}")
+    print(
+        _("✓ {name}: the same numbers as the seeded draw, shape {shape}").format(
+            name=name, shape=fmt(_SHAPE)
+        )
+    )
     return True
 
 

@@ -214,7 +214,11 @@ def check_mask_conversion(fn, *, seed=7):
         if message is not None:
             where = _convention_line(fn, convention)
             raise ck.CheckFailed(name, message, case.label, where)
-    print(f"✓ {name}: all {len(cases)} conventions converted")
+    print(
+        _("✓ {name}: all {count} conventions converted").format(
+            name=name, count=len(cases)
+        )
+    )
     return True
 
 

@@ -23,6 +23,7 @@ from helpers.checks.running_state import (
     _refuse_helpers,
     _torch_on_numpy,
 )
+from helpers.i18n import _
 
 __all__ = ["check_linear_attention"]
 
@@ -242,7 +243,7 @@ def _memory_probe(name, fn):
             note=f"a long sequence, n = m = {BIG}",
         )
         got, peak = _peak_and_result(name, fn, case, "linear_attention(Q, K, V, ...)")
-        where = f"inputs: {case.label}"
+        where = _("inputs: {label}").format(label=case.label)
         if peak > BIG_LIMIT:
             facts = {"big": BIG, "big_causal": causal, "peak_mb": peak / 2**20}
             raise ck.CheckFailed(
@@ -302,7 +303,14 @@ def check_linear_attention(fn, *, seed=0):
         )
     except ck.CheckFailed as err:
         crashed = isinstance(err.__cause__, (ValueError, IndexError))
-        case = next((c for c in cases if err.case == f"inputs: {c.label}"), None)
+        case = next(
+            (
+                c
+                for c in cases
+                if err.case == _("inputs: {label}").format(label=c.label)
+            ),
+            None,
+        )
         if crashed and case is not None and "r = 2 d_k" in case.label:
             if _sized_by_d_k(fn, case):
                 raise ck.CheckFailed(
@@ -310,5 +318,9 @@ def check_linear_attention(fn, *, seed=0):
                 ) from err.__cause__
         raise _torch_on_numpy(name, fn, err) or err from err.__cause__
     _memory_probe(name, fn)
-    print(f"✓ {name}: {len(cases)} cases passed; a long sequence too, in small memory")
+    print(
+        _(
+            "✓ {name}: {count} cases passed; a long sequence too, in small memory"
+        ).format(name=name, count=len(cases))
+    )
     return True

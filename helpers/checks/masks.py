@@ -226,7 +226,7 @@ def check_zero_weights(fn, *, lengths=(4, 2, 0)):
     n = max(lengths)
     X = np.random.default_rng(8).standard_normal((len(lengths), 1, n, 4))
     mask = anp.padding_mask(np.array(lengths), n) & anp.causal_mask(n)
-    _, w = anp.scaled_dot_product_attention(X, X, X, mask=mask)
+    _output, w = anp.scaled_dot_product_attention(X, X, X, mask=mask)
     actual = w[:, 0] == 0  # (batch, n, n)
     causal_zero = ~anp.causal_mask(n)  # (n, n)
     padding_zero = np.broadcast_to(
@@ -252,5 +252,9 @@ def check_zero_weights(fn, *, lengths=(4, 2, 0)):
         )
     if message is not None:
         raise ck.CheckFailed(name, message, case.label, ck.defined_at(fn))
-    print(f"✓ {name}: every zero weight predicted, including the fully masked rows")
+    print(
+        _(
+            "✓ {name}: every zero weight predicted, including the fully masked rows"
+        ).format(name=name)
+    )
     return True

@@ -16,6 +16,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_online_softmax"]
 
@@ -315,7 +316,10 @@ def check_online_softmax(update, finish, *, seed=0):
                 ck.look_at(update, problem or _KEEPS_STATE),
             )
     print(
-        "✓ check_online_softmax: the whole loop equals softmax(scores) @ V, and "
-        f"m + log(l) equals the logsumexp, for {len(trials)} sequences"
+        _(
+            "✓ check_online_softmax: the whole loop equals "
+            "softmax(scores) @ V, and m + log(l) equals the logsumexp, "
+            "for {count} sequences"
+        ).format(count=len(trials))
     )
     return True

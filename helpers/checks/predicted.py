@@ -11,7 +11,7 @@ from helpers import attention_np as anp
 from helpers._validate import fmt
 from helpers.checks import _engine as ck
 from helpers.checks._where import defined_at
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_key_winners", "check_predicted_shapes"]
 
@@ -25,7 +25,7 @@ _QUERIES = (
     ("(b) q = 2 k_0", 0, lambda K: 2 * K[0]),
     ("(c) q = -2 k_2", 2, lambda K: -2 * K[2]),
 )
-_TAKEAWAY = (
+_TAKEAWAY = N_(
     "a key that matches the query's direction exactly need not win: the score "
     "<q, k_s> grows with the key's length too, and a negated query picks the key "
     "that points most against the original one"
@@ -112,7 +112,7 @@ def check_key_winners(fn, K=None):
     numbers = _as_key_numbers(ck.call(name, fn, case, "my_predictions()", ""), len(K))
     if isinstance(numbers, str):
         raise ck.CheckFailed(name, numbers, "", defined_at(fn))
-    winners = [_winner(build(K), K) for _, _, build in _QUERIES]
+    winners = [_winner(build(K), K) for _label, _key, build in _QUERIES]
     if numbers != winners and all(
         s == w + 1 for s, w in zip(numbers, winners, strict=True)
     ):
@@ -126,7 +126,11 @@ def check_key_winners(fn, K=None):
             mistake = _OWN_KEY if said == own else _WRONG_WINNER
         facts = {"label": label, "said": said}
         raise ck.CheckFailed(name, mistake.filled(facts), "", defined_at(fn))
-    print(f"✓ {name}: all {len(_QUERIES)} predictions right. Takeaway: {_TAKEAWAY}.")
+    print(
+        _("✓ {name}: all {count} predictions right. Takeaway: {takeaway}.").format(
+            name=name, count=len(_QUERIES), takeaway=_(_TAKEAWAY)
+        )
+    )
     return True
 
 
@@ -233,7 +237,13 @@ def check_predicted_shapes(fn, *, seed=0):
         actual = _actual_shapes(rng, n, m, d_k, d_v)
         message = _shape_problem(predicted, actual, sizes)
         if message is not None:
-            where = f"case {number} of {len(all_sizes)}: {case.label}"
+            where = _("case {number} of {count}: {label}").format(
+                number=number, count=len(all_sizes), label=case.label
+            )
             raise ck.CheckFailed(name, message, where, defined_at(fn))
-    print(f"✓ {name}: {len(all_sizes)} sets of sizes predicted right")
+    print(
+        _("✓ {name}: {count} sets of sizes predicted right").format(
+            name=name, count=len(all_sizes)
+        )
+    )
     return True

@@ -13,6 +13,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = [
     "check_predict_shapes",
@@ -122,7 +123,7 @@ def check_predict_shapes(fn, *, seed=5):
             raise ck.CheckFailed(
                 name, message, f"sizes {case.label}", ck.defined_at(fn)
             )
-    print(f"✓ {name}: 4 sets of sizes passed")
+    print(_("✓ {name}: 4 sets of sizes passed").format(name=name))
     return True
 
 
@@ -225,11 +226,18 @@ def check_shrink_prediction(fn):
         else "the winners change"
     )
     print(
-        f"✓ {name}: 3 values of c passed. X / 10 divides the scores by 100: "
-        f"largest weight {_seed_weights(X_SEED).max():.8f} for X, "
-        f"{small.max():.2f} for X / 10, and {winner}. The pattern depends on the "
-        "size of X, not only on its direction: one reason transformers normalise "
-        "X before attention"
+        _(
+            "✓ {name}: 3 values of c passed. X / 10 divides the scores "
+            "by 100: largest weight {largest:.8f} for X, {small:.2f} "
+            "for X / 10, and {winner}. The pattern depends on the size "
+            "of X, not only on its direction: one reason transformers "
+            "normalise X before attention"
+        ).format(
+            name=name,
+            largest=_seed_weights(X_SEED).max(),
+            small=small.max(),
+            winner=winner,
+        )
     )
     return True
 

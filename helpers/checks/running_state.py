@@ -237,7 +237,11 @@ def check_causal_linear_attention(fn, *, seed=0):
         )
         raise told or err from err.__cause__
     _causal_memory_probe(name, fn)
-    print(f"✓ {name}: {len(cases)} cases passed; a long sequence too, in small memory")
+    print(
+        _(
+            "✓ {name}: {count} cases passed; a long sequence too, in small memory"
+        ).format(name=name, count=len(cases))
+    )
     return True
 
 
@@ -291,7 +295,7 @@ def _causal_memory_probe(name, fn):
     got, peak = _peak_and_result(
         name, fn, case, "causal_linear_attention(phi_Q, phi_K, V)"
     )
-    where = f"inputs: {case.label}"
+    where = _("inputs: {label}").format(label=case.label)
     if peak > BIG_LIMIT:
         facts = {"big": BIG, "peak_mb": peak / 2**20}
         raise ck.CheckFailed(

@@ -95,7 +95,7 @@ def _attention_unchanged(Q, K, V, K_sh, V_sh, perm):
     """None if attention is unchanged by the shuffle and changed by keys alone."""
     output, weights = anp.scaled_dot_product_attention(Q, K, V)
     output_sh, weights_sh = anp.scaled_dot_product_attention(Q, K_sh, V_sh)
-    keys_only, _ = anp.scaled_dot_product_attention(Q, K_sh, V)
+    keys_only, _weights = anp.scaled_dot_product_attention(Q, K_sh, V)
     if not (ck.same(output_sh, output) and ck.same(weights_sh, weights[:, perm])):
         return ck.Mistake(
             symptom="attention's output changed after your shuffle",
@@ -127,7 +127,9 @@ def check_shuffle_keys_and_values(fn, *, seed=0):
     outputs = tuple(ck.Out(x, "") for x in ("K_shuffled", "V_shuffled", "perm"))
     for number, (Q, case) in enumerate(cases, 1):
         K, V = case.args[:2]
-        where = f"case {number} of {len(cases)}: {case.label}"
+        where = _("case {number} of {count}: {label}").format(
+            number=number, count=len(cases), label=case.label
+        )
         got = ck.to_arrays(
             ck.call(name, fn, case, "shuffle_keys_and_values(K, V, rng)", ""),
             outputs,
@@ -141,7 +143,10 @@ def check_shuffle_keys_and_values(fn, *, seed=0):
         if message is not None:
             raise ck.CheckFailed(name, message, where, ck.look_at(fn, message))
     print(
-        f"✓ {name}: {len(cases)} cases passed; the output is unchanged when (key, "
-        "value) pairs move together, and changes when the keys move alone"
+        _(
+            "✓ {name}: {count} cases passed; the output is unchanged "
+            "when (key, value) pairs move together, and changes when the "
+            "keys move alone"
+        ).format(name=name, count=len(cases))
     )
     return True

@@ -19,6 +19,7 @@ from helpers import attention_np as anp
 from helpers import kv_cache
 from helpers.checks import _engine as ck
 from helpers.checks.sliding_window import refuse_reference
+from helpers.i18n import _
 
 __all__ = ["check_mla_absorption", "check_sink_attention"]
 
@@ -290,7 +291,10 @@ def check_sink_attention(fn, *, seed=0):
             raise
         mistake, label, where = named
         raise ck.CheckFailed(
-            "check_sink_attention", mistake, f"inputs: {label}", where
+            "check_sink_attention",
+            mistake,
+            _("inputs: {label}").format(label=label),
+            where,
         ) from None
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.i18n import _
 
 __all__ = ["check_ring_buffer_step", "check_sliding_window_mask"]
 
@@ -504,10 +505,17 @@ def check_ring_buffer_step(fn, *, seed=0):
         problem = _ring_problem(fn, Q, K, V, window)
         if problem is not None:
             message, facts, where = problem
-            label = f"case {number} of {len(plan)}: {n} tokens, window={window}"
+            tokens = _("{n} tokens, window={window}").format(n=n, window=window)
+            label = _("case {number} of {count}: {label}").format(
+                number=number, count=len(plan), label=tokens
+            )
             label += f", d_k={d_k}, d_v={d_v}"
             message = ck.fill(message, facts)
             where = where or ck.look_at(fn, message)
             raise ck.CheckFailed(NAME, message, label, where)
-    print(f"✓ {NAME}: {len(plan)} sequences decoded token for token")
+    print(
+        _("✓ {name}: {count} sequences decoded token for token").format(
+            name=NAME, count=len(plan)
+        )
+    )
     return True

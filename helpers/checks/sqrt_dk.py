@@ -107,8 +107,10 @@ def check_predict_score_std(fn, *, seed=0):
         announce=False,
     )
     print(
-        "✓ check_predict_score_std: 8 cases passed; measured at d_k = 100: "
-        f"std {measured[100, False]:.2f} unscaled, {measured[100, True]:.3f} scaled"
+        _(
+            "✓ check_predict_score_std: 8 cases passed; measured at d_k "
+            "= 100: std {unscaled:.2f} unscaled, {scaled:.3f} scaled"
+        ).format(unscaled=measured[100, False], scaled=measured[100, True])
     )
     return True
 
@@ -169,9 +171,11 @@ def check_half_entropy_temperature(fn, *, raw_scores=None):
         )
     T = float(got[0])
     print(
-        f"✓ {name}: 3 fresh cases passed; on this lesson's draws T = {T:.2f}, "
-        f"mean entropy {_mean_entropy(raw_scores / T):.4f} = log(m) / 2, "
-        f"below the standard scale sqrt(d_k) = 8: sharper attention, lower T"
+        _(
+            "✓ {name}: 3 fresh cases passed; on this lesson's draws T = "
+            "{T:.2f}, mean entropy {entropy:.4f} = log(m) / 2, below the "
+            "standard scale sqrt(d_k) = 8: sharper attention, lower T"
+        ).format(name=name, T=T, entropy=_mean_entropy(raw_scores / T))
     )
     return True
 
@@ -398,8 +402,16 @@ def check_softmax_backward(fn, *, seed=0):
         ) from err.__cause__
     peak = _check_linear_memory(name, fn, rng)
     print(
-        f"✓ {name}: {len(cases) + 1} cases passed; one row of m = {_BIG_M} keys "
-        f"took {peak / 1e6:.2f} MB, where its Jacobian would take "
-        f"{_BIG_M**2 * 8 / 1e6:.0f} MB"
+        _(
+            "✓ {name}: {count} cases passed; one row of m = "
+            "{m} keys took {peak_mb:.2f} MB, where its Jacobian "
+            "would take {jacobian_mb:.0f} MB"
+        ).format(
+            name=name,
+            count=len(cases) + 1,
+            m=_BIG_M,
+            peak_mb=peak / 1e6,
+            jacobian_mb=_BIG_M**2 * 8 / 1e6,
+        )
     )
     return True

@@ -178,8 +178,10 @@ def check_score_bytes(score_bytes, my_prediction, *, seed=0):
             ck.look_at(my_prediction, ck.Mistake("", line=r"return")),
         )
     print(
-        f"✓ check_score_bytes: 5 cases passed; one float16 score matrix at "
-        f"n = m = {size} takes {gib:g} GiB, as you predicted"
+        _(
+            "✓ check_score_bytes: 5 cases passed; one float16 score "
+            "matrix at n = m = {size} takes {gib:g} GiB, as you predicted"
+        ).format(size=size, gib=gib)
     )
     return True
 

@@ -78,6 +78,41 @@ def test_every_translation_keeps_the_fields_of_its_msgid():
     assert not broken, broken[:5]
 
 
+def test_helpers_catalogue_is_fully_translated():
+    """The Chinese edition may not fall behind: no untranslated or fuzzy entry,
+    and none that breaks a field, inline code, a number or a glossary term
+    (``python -m tools.i18n_messages check`` lists them)."""
+    po = polib.pofile(str(i18n_messages.CATALOGUE))
+    found = i18n_messages.problems(po)
+    kinds = sorted({what.split(" (")[0].split(":")[0] for _entry, what in found})
+    assert not found, f"{len(found)} problems in helpers.po ({kinds}), e.g. " + (
+        "; ".join(f"{what}: {entry.msgid[:50]!r}" for entry, what in found[:3])
+    )
+
+
+@pytest.mark.parametrize(
+    ("msgid", "msgstr", "problem"),
+    [
+        ("{n} keys", "{m} 个键", "fields"),
+        ("{n} keys", "{n!r} 个键", "fields"),
+        ("use {{axis}}", "用 {axis}", "fields"),
+        ("call `np.exp`", "调用 np.exp", "inline code"),
+        ("the first 3 rows", "前几行", "number"),
+        ("the queries", "询问", "term"),
+        ("your mask", "你的遮罩", "term"),
+    ],
+)
+def test_the_check_catches_a_broken_translation(msgid, msgstr, problem):
+    entry = polib.POEntry(msgid=msgid, msgstr=msgstr)
+    assert any(problem in what for what in i18n_messages.entry_problems(entry))
+
+
+def test_the_check_accepts_code_it_does_not_translate():
+    for msgid in ("np.where(mask, scores, -np.inf)", "use mask.any(axis=-1)"):
+        entry = polib.POEntry(msgid=msgid, msgstr=msgid.replace("use", "用"))
+        assert i18n_messages.entry_problems(entry) == []
+
+
 def _format_calls(tree):
     """``(line, template, keywords, positional)`` of each _("...").format(...)."""
     for node in ast.walk(tree):
@@ -114,6 +149,41 @@ def test_every_format_call_passes_exactly_its_templates_fields():
                     f"{path.name}:{line}: {sorted(names)} vs {sorted(keywords)}"
                 )
     assert not wrong, wrong
+
+
+def _rebinds_underscore(node):
+    return [
+        n.lineno
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)
+    ]
+
+
+def test_no_code_that_translates_rebinds_the_name_underscore():
+    """``a, _ = f()`` in a function that calls ``_(...)`` makes the message a
+    call of whatever f returned: a TypeError where the learner expects words."""
+    found = []
+    for path in sorted((ROOT / "helpers").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        translates = "from helpers.i18n import" in path.read_text(encoding="utf-8")
+        top = [
+            n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef)
+        ]
+        if translates:
+            found += [
+                f"{path.name}:{line}" for n in top for line in _rebinds_underscore(n)
+            ]
+        for scope in scopes:
+            calls = any(
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id == "_"
+                for n in ast.walk(scope)
+            )
+            if calls:
+                found += [f"{path.name}:{line}" for line in _rebinds_underscore(scope)]
+    assert not found, found
 
 
 def test_extraction_refuses_text_it_cannot_know(tmp_path):
