@@ -250,28 +250,30 @@ def check(paths=None):
 
 
 def build(paths, allow_partial=False, no_execute=False):
-    """Write (and run) the Chinese notebooks of ``paths``; strict unless
-    ``allow_partial``: every catalogue is checked before anything is written."""
-    if not allow_partial:
-        failures = []
-        for lesson in paths:
-            try:
+    """Write (and run) the Chinese notebooks of ``paths``. Strict unless
+    ``allow_partial``: a lesson whose catalogue lacks a translation is not
+    built (the others are) and the exit status is 1."""
+    failures, ready = [], []
+    for lesson in paths:
+        try:
+            if not allow_partial:
                 i18n_build.build_notebook(
                     nbformat.read(lesson, as_version=4),
                     polib.pofile(str(catalogue_path(lesson))),
                     name=lesson.name,
                 )
-            except i18n_build.Untranslated as error:
-                failures.append(str(error).split("\n")[0])
-        if failures:
-            print("\n".join(failures), file=sys.stderr)
-            print("nothing built: translate these first", file=sys.stderr)
-            return 1
-    written = [i18n_build.build_lesson(lesson, allow_partial) for lesson in paths]
+            ready.append(lesson)
+        except i18n_build.Untranslated as error:
+            failures.append(str(error).split("\n")[0])
+    written = [i18n_build.build_lesson(lesson, allow_partial) for lesson in ready]
     for path in written:
         print(f"built {path.relative_to(REPO)}" + " (draft)" * allow_partial)
-    if not no_execute:
+    if written and not no_execute:
         i18n_build.execute(written)
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        print("not built: translate these first", file=sys.stderr)
+        return 1
     return 0
 
 
