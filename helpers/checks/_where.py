@@ -7,7 +7,8 @@ the last line of the learner's own code in a traceback, skipping the frames of
 ``helpers`` (all of it: a learner's call to an ``anp`` helper that raised points
 at their call) and of installed packages. Inside
 IPython a place reads ``Cell In[12], line 3``, as in IPython's own tracebacks;
-elsewhere ``file.py, line 3``.
+elsewhere ``file.py, line 3`` (in English in the Chinese edition too, as
+IPython's own tracebacks are).
 """
 
 import inspect
@@ -16,13 +17,15 @@ import re
 import traceback
 from pathlib import Path
 
+from helpers.i18n import _
+
 _HELPERS = Path(__file__).resolve().parent.parent  # helpers/, not only checks/
 
 
 def fn_name(fn):
     """The function's name, or "your function" for a lambda or a nameless call."""
     name = getattr(fn, "__name__", "")
-    return name if name and name != "<lambda>" else "your function"
+    return name if name and name != "<lambda>" else _("your function")
 
 
 def _place(filename, lineno):
