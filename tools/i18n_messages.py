@@ -107,17 +107,21 @@ def _template_nodes(call):
 
 
 def _constants(tree):
-    """The module's ``NAME = "text"`` assignments: text known before it runs."""
+    """The module's ``NAME = "text"`` (or ``NAME = N_("text")``) assignments:
+    text known before it runs."""
     found = {}
     for node in tree.body:
-        if (
+        if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
         ):
-            found[node.targets[0].id] = node.value.value
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and _call_name(value) == "N_" and value.args:
+            value = value.args[0]
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found[node.targets[0].id] = value.value
     return found
 
 

@@ -23,7 +23,9 @@ from helpers.checks.running_state import (
     _refuse_helpers,
     _torch_on_numpy,
 )
-from helpers.i18n import _
+from helpers.i18n import N_, _
+
+_PASSED = N_("✓ {name}: {count} cases passed; a long sequence too, in small memory")
 
 __all__ = ["check_linear_attention"]
 
@@ -303,14 +305,8 @@ def check_linear_attention(fn, *, seed=0):
         )
     except ck.CheckFailed as err:
         crashed = isinstance(err.__cause__, (ValueError, IndexError))
-        case = next(
-            (
-                c
-                for c in cases
-                if err.case == _("inputs: {label}").format(label=c.label)
-            ),
-            None,
-        )
+        inputs = _("inputs: {label}").format
+        case = next((c for c in cases if err.case == inputs(label=c.label)), None)
         if crashed and case is not None and "r = 2 d_k" in case.label:
             if _sized_by_d_k(fn, case):
                 raise ck.CheckFailed(
@@ -318,9 +314,5 @@ def check_linear_attention(fn, *, seed=0):
                 ) from err.__cause__
         raise _torch_on_numpy(name, fn, err) or err from err.__cause__
     _memory_probe(name, fn)
-    print(
-        _(
-            "✓ {name}: {count} cases passed; a long sequence too, in small memory"
-        ).format(name=name, count=len(cases))
-    )
+    print(_(_PASSED).format(name=name, count=len(cases)))
     return True

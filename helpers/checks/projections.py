@@ -13,7 +13,14 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
-from helpers.i18n import _
+from helpers.i18n import N_, _
+
+_SHRINK_PASSED = N_(
+    "✓ {name}: 3 values of c passed. X / 10 divides the scores by 100: largest "
+    "weight {largest:.8f} for X, {small:.2f} for X / 10, and {winner}. The pattern "
+    "depends on the size of X, not only on its direction: one reason transformers "
+    "normalise X before attention"
+)
 
 __all__ = [
     "check_predict_shapes",
@@ -220,23 +227,14 @@ def check_shrink_prediction(fn):
         if message is not None:
             raise ck.CheckFailed(name, message, case.label, ck.look_at(fn, message))
     small = _seed_weights(X_SEED / 10)  # (n, m)
+    same = (small.argmax(axis=-1) == 1).all()
     winner = (
-        "token 1 still wins both rows, just"
-        if (small.argmax(axis=-1) == 1).all()
-        else "the winners change"
+        _("token 1 still wins both rows, just") if same else _("the winners change")
     )
+    largest = _seed_weights(X_SEED).max()
     print(
-        _(
-            "✓ {name}: 3 values of c passed. X / 10 divides the scores "
-            "by 100: largest weight {largest:.8f} for X, {small:.2f} "
-            "for X / 10, and {winner}. The pattern depends on the size "
-            "of X, not only on its direction: one reason transformers "
-            "normalise X before attention"
-        ).format(
-            name=name,
-            largest=_seed_weights(X_SEED).max(),
-            small=small.max(),
-            winner=winner,
+        _(_SHRINK_PASSED).format(
+            name=name, largest=largest, small=small.max(), winner=winner
         )
     )
     return True

@@ -18,8 +18,13 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks.scale import _mean_entropy, _temperature, check_find_temperature
-from helpers.i18n import _
+from helpers.i18n import N_, _
 from helpers.measure import traced_call
+
+_BACKWARD_PASSED = N_(
+    "✓ {name}: {count} cases passed; one row of m = {m} keys took {peak_mb:.2f} MB, "
+    "where its Jacobian would take {jacobian_mb:.0f} MB"
+)
 
 __all__ = [
     "check_predict_score_std",
@@ -401,17 +406,10 @@ def check_softmax_backward(fn, *, seed=0):
             name, _VJP_KEEPDIMS.filled(facts), err.case, err.where
         ) from err.__cause__
     peak = _check_linear_memory(name, fn, rng)
+    count, peak_mb, jacobian_mb = len(cases) + 1, peak / 1e6, _BIG_M**2 * 8 / 1e6
     print(
-        _(
-            "✓ {name}: {count} cases passed; one row of m = "
-            "{m} keys took {peak_mb:.2f} MB, where its Jacobian "
-            "would take {jacobian_mb:.0f} MB"
-        ).format(
-            name=name,
-            count=len(cases) + 1,
-            m=_BIG_M,
-            peak_mb=peak / 1e6,
-            jacobian_mb=_BIG_M**2 * 8 / 1e6,
+        _(_BACKWARD_PASSED).format(
+            name=name, count=count, m=_BIG_M, peak_mb=peak_mb, jacobian_mb=jacobian_mb
         )
     )
     return True

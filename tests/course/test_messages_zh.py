@@ -114,7 +114,10 @@ def test_the_check_accepts_code_it_does_not_translate():
 
 
 def _format_calls(tree):
-    """``(line, template, keywords, positional)`` of each _("...").format(...)."""
+    """``(line, template, keywords, positional)`` of each _("...").format(...),
+    and of each _(NAME).format(...) with NAME a module constant (N_("...")); a
+    call whose template is held in a variable ``text = _(...)`` is not followed."""
+    constants = i18n_messages._constants(tree)
     for node in ast.walk(tree):
         func = getattr(node, "func", None)
         inner = getattr(func, "value", None)
@@ -126,10 +129,16 @@ def _format_calls(tree):
             and isinstance(inner.func, ast.Name)
             and inner.func.id == "_"
             and inner.args
-            and isinstance(inner.args[0], ast.Constant)
         ):
+            arg = inner.args[0]
+            if isinstance(arg, ast.Name):
+                template = constants.get(arg.id)
+            else:
+                template = arg.value if isinstance(arg, ast.Constant) else None
+            if template is None:
+                continue
             keywords = {k.arg for k in node.keywords}
-            yield node.lineno, inner.args[0].value, keywords, bool(node.args)
+            yield node.lineno, template, keywords, bool(node.args)
 
 
 def test_every_format_call_passes_exactly_its_templates_fields():
