@@ -19,7 +19,7 @@ markdown and the comments translated, code otherwise identical, relative
 links to files without a Chinese copy pointed one folder up; then executes it
 in a fresh kernel with COURSE_LANG=zh (tools/execute_notebooks.py). It fails
 on an untranslated or fuzzy entry unless ``--allow-partial`` (English text
-kept: work in progress, never committed).
+kept: a draft, written to build/zh-draft/, never to notebooks/zh/).
 """
 
 import argparse
@@ -265,7 +265,11 @@ def build(paths, allow_partial=False, no_execute=False):
             ready.append(lesson)
         except i18n_build.Untranslated as error:
             failures.append(str(error).split("\n")[0])
-    written = [i18n_build.build_lesson(lesson, allow_partial) for lesson in ready]
+    # a draft never lands where the committed Chinese lessons live
+    dest = i18n_build.DRAFTS if allow_partial else i18n_build.ZH
+    written = [
+        i18n_build.build_lesson(lesson, allow_partial, dest=dest) for lesson in ready
+    ]
     for path in written:
         print(f"built {path.relative_to(REPO)}" + " (draft)" * allow_partial)
     if written and not no_execute:
@@ -305,7 +309,7 @@ def main(argv=None):
     p.add_argument(
         "--allow-partial",
         action="store_true",
-        help="keep English where a translation is missing (a draft: never commit)",
+        help="keep English where a translation is missing: a draft, in build/zh-draft/",
     )
     p.add_argument(
         "--no-execute", action="store_true", help="write the notebooks, do not run them"

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 ZH = NOTEBOOKS / "zh"
 ZH_STUDENT = ZH / "student"
+DRAFTS = REPO / "build" / "zh-draft"  # build --allow-partial: never committed
 LOCALE = REPO / "locale" / "zh_CN" / "LC_MESSAGES"
 README = {REPO / "README.md": REPO / "README.zh-CN.md"}
 NB_LANGUAGE = "zh-CN"  # the notebook's metadata "language" (BCP 47)
