@@ -1,0 +1,59 @@
+"""The live course's accessibility: a lesson opened in JupyterLab, checked with
+axe-core (pinned in tests/browser/package-lock.json, read from disk) against
+WCAG 2.0/2.1 A and AA.
+
+The pages, every slide of every deck and the keyboard walk of a page are
+checked where they are built once (tests/browser/test_html_pages.py and
+test_slides.py); here lesson 01 is opened in JupyterLab as a learner finds it,
+its explorer cell and the cells it needs are run, and axe checks the
+notebook's output areas (the lesson's figures, printed results, the explorer's
+controls and readout): 0 serious or critical violations. JupyterLab's own
+chrome (menus, toolbars, side panels, the cell editors) is out of the course's
+hands: what axe finds there is printed, not failed on."""
+
+import pytest
+
+from .conftest import REPO
+from .offline import count_by_rule, describe, run_axe, serious
+from .test_explorers_in_lab import _cells_for_explorers, _explorer_cells, _run_cells
+
+pytestmark = pytest.mark.browser
+
+LESSON = "01_one_query.ipynb"
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+# the course's content in JupyterLab: what the lesson's cells put out
+CONTENT = {"include": [[f"{PANEL} .jp-OutputArea"]]}
+# everything else: JupyterLab's chrome and the cells' editors
+CHROME = {"exclude": [[f"{PANEL} .jp-OutputArea"]]}
+
+
+def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
+    """Lesson 01 in JupyterLab, its explorer run and drawn: axe finds no serious
+    or critical violation in the notebook's output areas; JupyterLab's chrome
+    is reported."""
+    base, token, _, _ = lab
+    nb, explorer_cells = _explorer_cells(REPO / "notebooks" / LESSON)
+    page = lab_context.new_page()
+    try:
+        page.goto(f"{base}/lab/tree/{LESSON}?token={token}&reset")
+        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+        _run_cells(page, _cells_for_explorers(nb, explorer_cells), LESSON)
+        explorer = page.locator(f"{PANEL} .widget-vbox:has(> img.widget-image)")
+        explorer.first.wait_for(timeout=60_000)
+        # every output of the lesson drawn (JupyterLab renders cells lazily)
+        page.evaluate(
+            f"() => document.querySelectorAll('{PANEL} .jp-Cell')"
+            ".forEach(c => c.scrollIntoView())"
+        )
+        explorer.first.scroll_into_view_if_needed()
+        outputs = page.locator(f"{PANEL} .jp-OutputArea-output").count()
+        assert outputs >= 10, f"only {outputs} outputs drawn"
+        content = run_axe(page, CONTENT)
+        chrome = run_axe(page, CHROME)
+    finally:
+        page.close()
+    print(f"{LESSON} in JupyterLab, {outputs} outputs: {count_by_rule(content)}")
+    print(f"JupyterLab's own chrome (not failed on): {count_by_rule(chrome)}")
+    print("\n".join(describe("chrome", serious(chrome), limit=1)))
+    found = describe(LESSON, serious(content))
+    assert not found, f"{len(found)} findings:\n" + "\n".join(found[:30])
