@@ -15,7 +15,8 @@ imported) and collects the English templates a learner may read:
 - the ``symptom``, ``why`` and ``fix`` of ``Mistake(...)`` (positionally or by
   keyword) and of ``dataclasses.replace(...)``; the ``text``, ``why``, ``fix``
   and ``method`` of ``Generated(...)``; the ``hint`` of ``Out(...)`` and of a
-  checker's ``run(...)``. An f-string there is an error too: a template's
+  checker's ``run(...)``, the ``exercise`` of ``without_helpers(...)``. An
+  f-string there is an error too: a template's
   fields are ``{name}``, filled by the engine after translation;
 - the ``note=`` of any call (a case's note, e.g. ``note="one query"``, which
   ``make_case`` translates), when it is a literal: an f-string note stays
@@ -74,6 +75,7 @@ TEMPLATE_ARGS = {
     "Generated": ((0, 1, 2, 3), ("text", "why", "fix", "method")),
     "Out": ((), ("hint",)),
     "run": ((), ("hint",)),
+    "without_helpers": ((2,), ("exercise",)),
 }
 
 

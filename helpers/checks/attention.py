@@ -15,6 +15,7 @@ from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
 from helpers.checks._refuse import refusing
+from helpers.i18n import _
 
 __all__ = [
     "check_attention_one_query",
@@ -30,10 +31,10 @@ def without_helpers(fn, names, exercise):
     answer itself still runs (the robustness tests use it as the right answer).
     """
     names = tuple(names)
-    reason = (
-        f"{exercise} asks you to write the computation yourself; the course's "
-        f"{', '.join(f'anp.{n}' for n in names)} would pass without writing it"
-    )
+    reason = _(
+        "{exercise} asks you to write the computation yourself; the course's "
+        "{helpers} would pass without writing it"
+    ).format(exercise=_(exercise), helpers=", ".join(f"anp.{n}" for n in names))
     if not callable(fn):  # the engine names that mistake itself
         return fn
     return refusing(fn, anp, names, reason)

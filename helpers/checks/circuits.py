@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refused
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_induction_scores", "check_fixed_repeat_prediction"]
 
@@ -154,7 +154,7 @@ def check_induction_scores(fn, *, seed=0):
     """
     from helpers import induction
 
-    reason = (
+    reason = N_(
         "exercise 11.2 builds the score of every layer from the weights; the "
         "lesson's one-layer helper would do it layer by layer for you"
     )

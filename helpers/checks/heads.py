@@ -14,6 +14,7 @@ from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
 from helpers.checks._refuse import refusing
+from helpers.i18n import N_
 
 __all__ = ["check_split_heads", "check_multi_head_attention"]
 
@@ -72,7 +73,7 @@ def check_split_heads(fn, *, seed=0):
     Cases: three or more distinct sizes, one sequence, and a single head. While
     ``fn`` runs, ``anp.split_heads`` refuses to be called.
     """
-    reason = (
+    reason = N_(
         "exercise 7.2 builds the split from a reshape and a transpose; calling "
         "the lesson's helper would pass without writing it"
     )
@@ -295,7 +296,7 @@ def check_multi_head_attention(fn, *, seed=0):
     multi_head_attention, scaled_dot_product_attention and merge_heads refuse to
     be called.
     """
-    reason = (
+    reason = N_(
         "exercise 7.3 builds the whole layer; you may use anp.softmax and your "
         "my_split_heads, and merge the heads yourself"
     )

@@ -12,7 +12,7 @@ from helpers import induction
 from helpers.checks import _engine as ck
 from helpers.checks._engine import CheckFailed
 from helpers.checks._refuse import refusing
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 
 def _causal_weights(rng, batch, num_heads, n):
@@ -246,7 +246,7 @@ def check_previous_token_score(fn, *, seed=0):
     ``fn`` runs, ``induction.previous_token_score`` refuses to be called.
     """
     rng = np.random.default_rng(seed)
-    reason = (
+    reason = N_(
         "exercise 11.1 asks you to read the entries a[i, i - 1] from the weights "
         "yourself; the lesson's helper would pass without writing it"
     )

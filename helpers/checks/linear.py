@@ -266,7 +266,7 @@ def check_linear_attention(fn, *, seed=0):
     builds the (n, m) similarities is refused by its peak memory.
     """
     name = "check_linear_attention"
-    reason = (
+    reason = N_(
         "12.3 asks you to build linear attention; anp.linear_attention is the "
         "answer, and a causal mask needs the (n, m) matrix the exercise does without"
     )

@@ -9,7 +9,7 @@ answer is never in the notebook's check cell.
 
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_parameter_count"]
 
@@ -113,7 +113,7 @@ def check_parameter_count(fn):
     ]
     from torch import nn
 
-    reason = (
+    reason = N_(
         "the exercise asks for the count without building a layer: work it out "
         "from the shapes of the four projections and their biases"
     )

@@ -17,7 +17,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
-from helpers.i18n import _
+from helpers.i18n import N_, _
 from helpers.measure import traced_call
 
 __all__ = ["check_causal_linear_attention"]
@@ -209,7 +209,7 @@ def check_causal_linear_attention(fn, *, seed=0):
         (_S_NOT_ACCUMULATED, v(s_sum=False)),
     ]
     name = "check_causal_linear_attention"
-    reason = (
+    reason = N_(
         "12.2 asks for the running state itself: anp.linear_attention already "
         "is one, and a causal mask needs the (n, m) matrix the exercise does without"
     )

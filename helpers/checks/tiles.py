@@ -552,7 +552,7 @@ def check_causal_tiled_attention(fn, *, seed=0):
         ck.Out("output", "(n, d_v)", "One row per query, d_v = V.shape[1] columns."),
         ck.Out("tiles_computed", "()", "Return the count as one whole number."),
     )
-    reason = (
+    reason = N_(
         "this exercise builds causal attention tile by tile, without the whole "
         "(n, m) mask or score matrix; build each tile's mask from the positions "
         "of its queries and keys"
