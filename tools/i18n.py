@@ -281,6 +281,25 @@ def build(paths, allow_partial=False, no_execute=False):
     return 0
 
 
+def refresh(paths):
+    """``i18n_build.refresh`` for each lesson; exit status 1 if one must be
+    built and run instead (its code changed) or lacks a translation."""
+    status = 0
+    for lesson in paths:
+        try:
+            done = i18n_build.refresh(lesson)
+        except i18n_build.Untranslated as error:
+            print(str(error).split("\n")[0], file=sys.stderr)
+            status = 1
+            continue
+        if not done:
+            status = 1
+        print(
+            f"{lesson.name}: " + ("text refreshed" if done else "code changed: build")
+        )
+    return status
+
+
 # -- command line ----------------------------------------------------------------------
 
 
@@ -314,6 +333,10 @@ def main(argv=None):
     p.add_argument(
         "--no-execute", action="store_true", help="write the notebooks, do not run them"
     )
+    p = commands.add_parser(
+        "refresh", help="new text into built lessons whose code did not change"
+    )
+    p.add_argument("lessons", nargs="*", help="lesson numbers or paths (all)")
     commands.add_parser("student", help="notebooks/zh/student/ from notebooks/zh/")
     commands.add_parser("slides", help="build/slides-zh/: decks and handouts")
     commands.add_parser("html", help="build/html-zh/: executed pages")
@@ -326,6 +349,8 @@ def main(argv=None):
         return check(args.catalogues)
     if args.command == "build":
         return build(lesson_paths(args.lessons), args.allow_partial, args.no_execute)
+    if args.command == "refresh":
+        return refresh(lesson_paths(args.lessons))
     if args.command == "student":
         i18n_build.write_student_copies()
     elif args.command in ("slides", "html"):

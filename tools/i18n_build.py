@@ -260,3 +260,32 @@ def export(kind):
         decks = coursebuild.export("slides", paths, dest, execute=with_explorers)
         return coursebuild.write_handouts(decks)
     return coursebuild.export("html", paths, dest, execute=True)
+
+
+def refresh(lesson, locale=LOCALE, built_dir=ZH):
+    """Put the catalogue's current text into the built Chinese notebook of
+    ``lesson`` without running it again, when that is all that changed: the
+    same cells and ids, every code cell's code (comments aside) the same as in
+    the stored run. Returns True if refreshed, False if the lesson must be
+    built and run (``build``). Raises :class:`Untranslated` as ``build`` does."""
+    lesson = Path(lesson)
+    path = Path(built_dir) / lesson.name
+    if not path.exists():
+        return False
+    po = polib.pofile(str(Path(locale) / f"{lesson.stem}.po"))
+    new = build_notebook(nbformat.read(lesson, as_version=4), po, name=lesson.name)
+    stored = nbformat.read(path, as_version=4)
+    if [(c.cell_type, c.get("id")) for c in new.cells] != [
+        (c.cell_type, c.get("id")) for c in stored.cells
+    ]:
+        return False
+    for fresh, old in zip(new.cells, stored.cells, strict=True):
+        if fresh.cell_type == "code" and i18n_text.without_comments(
+            fresh.source
+        ) != i18n_text.without_comments(old.source):
+            return False
+    for fresh, old in zip(new.cells, stored.cells, strict=True):
+        old.source, old.metadata = fresh.source, fresh.metadata
+    stored.metadata["language"] = NB_LANGUAGE
+    nbformat.write(coursebuild.add_slide_metadata(stored), path)
+    return True

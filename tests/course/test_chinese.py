@@ -246,7 +246,7 @@ def test_comments_are_extracted_and_replaced_not_code_or_strings():
 def _translate_all(po_path):
     po = polib.pofile(str(po_path))
     for entry in po:
-        entry.msgstr = "译" + entry.msgid
+        entry.msgstr, entry.flags, entry.previous_msgid = "译" + entry.msgid, [], None
     po.save()
 
 
@@ -356,3 +356,25 @@ def test_line_breaks_inside_chinese_prose_are_joined():
     assert join("- 第一项，\n  接着写\n- 第二项") == "- 第一项，接着写\n- 第二项"
     assert join("调用 `f`\n然后") == "调用 `f`\n然后"  # a space beside code is wanted
     assert join("```\n中\n文\n```") == "```\n中\n文\n```"
+
+
+def test_refresh_puts_new_text_in_without_a_run_but_not_new_code(tmp_path):
+    lesson, po_path, zh_dir = _built(tmp_path)
+    nb = nbformat.read(lesson, as_version=4)
+    cell = next(c for c in nb.cells if "begins with a formula" in c.source)
+    cell.source = cell.source.replace("begins with a formula", "opens with a formula")
+    nbformat.write(nb, lesson)
+    i18n.extract_one(lesson, tmp_path)
+    _translate_all(po_path)  # the translator revises the fuzzy entry
+    assert i18n_build.stale(lesson, zh_dir, tmp_path)
+    assert i18n_build.refresh(lesson, tmp_path, zh_dir)
+    assert i18n_build.stale(lesson, zh_dir, tmp_path) == []
+    code = next(c for c in nb.cells if c.cell_type == "code" and "m, d_k" in c.source)
+    code.source = code.source.replace("m, d_k = K.shape", "m, d_k = K.shape  # same")
+    nbformat.write(nb, lesson)
+    i18n.extract_one(lesson, tmp_path)
+    _translate_all(po_path)
+    assert i18n_build.refresh(lesson, tmp_path, zh_dir)  # a comment is text
+    code.source += "\nprint(m)"
+    nbformat.write(nb, lesson)
+    assert not i18n_build.refresh(lesson, tmp_path, zh_dir)  # new code: build, run
