@@ -77,9 +77,17 @@ def heatmap_summary(weights, query_labels=None, key_labels=None):
     n, m = weights.shape
     queries, keys = _names(query_labels, n, "q"), _names(key_labels, m, "k")
     if np.all((weights == 0) | (weights == 1)):
-        return _("Every cell is 0 or 1: {ones} of {cells} are 1.").format(
+        text = _("Every cell is 0 or 1: {ones} of {cells} are 1.").format(
             ones=int(weights.sum()), cells=weights.size
         )
+        for offset in range(-n, m):
+            if np.array_equal(weights, np.tril(np.ones((n, m)), offset)):
+                triangle = _(
+                    "The 1s form a lower triangle: row i is 1 from column 0 to "
+                    "column i + {offset}."
+                ).format(offset=offset)
+                return f"{text} {triangle}"
+        return text
     sentences = []
     above = np.triu(weights, 1)
     zero_keys = [keys[j] for j in range(m) if np.all(weights[:, j] <= ZERO)]
@@ -137,7 +145,7 @@ def heatmap_text(weights, query_labels=None, key_labels=None, title=None):
     return f"{head} {heatmap_summary(weights, query_labels, key_labels)}"
 
 
-def grid_text(weights, names, query_labels=None, key_labels=None, title=None):
+def grid_text(weights, names, query_labels=None, key_labels=None):
     """The description of a grid of heatmaps: ``names`` one per panel, in order."""
     rows, cols, n, m = weights.shape
     if rows == 1:
@@ -151,8 +159,6 @@ def grid_text(weights, names, query_labels=None, key_labels=None, title=None):
             "(dark purple) to 1 (yellow), each {n} queries by {m} keys."
         )
     text = template.format(count=rows * cols, rows=rows, cols=cols, n=n, m=m)
-    if title:
-        text = _("{title}: {text}").format(title=plain(title), text=text)
     panels = weights.reshape(rows * cols, n, m)
     if len(panels) > 1 and all(np.array_equal(p, panels[0]) for p in panels):
         same = _("All panels are identical.")

@@ -248,7 +248,7 @@ def plot_attention_grid(
         for c in range(cols)
     ]
     _replace_descriptions(
-        fig, axes.ravel(), grid_text(weights, names, query_labels, key_labels, title)
+        fig, axes.ravel(), grid_text(weights, names, query_labels, key_labels)
     )
     return images
 
@@ -363,13 +363,15 @@ def _replace_descriptions(fig, axes, text):
 
 
 def figure_text(fig, text=None, **values):
-    """The whole description: the plot functions' sentences, then ``text``.
+    """The whole description: the suptitle, the plot functions' sentences, ``text``.
 
     ``text`` is an English template (translated by ``helpers.i18n._``, then
     formatted with ``values``): what the figure shows that the helpers did not
     say, and what to notice. Numbers go in as ``values``, never typed by hand.
     """
-    parts = [describe(fig)]
+    title = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
+    title = plain(title).rstrip(".:")
+    parts = [_("{title}.").format(title=title) if title else "", describe(fig)]
     if text is not None:
         parts.append(_(text).format(**values))
     alt = " ".join(part.strip() for part in parts if part and part.strip())
