@@ -59,15 +59,27 @@ POINTS_PER_CHECK = 1
 CONFIG = '''\
 """nbgrader configuration for "Attention, step by step" (tools/nbgrader_course.py)."""
 
+import re
+
+IMPORTS = re.compile(r"^\\s*(import|from)\\s", re.M)
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "attention-step-by-step"
 # the stub `make student` puts where a solution was (tools/coursebuild.py)
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 c.ClearSolutions.begin_solution_delimeter = {begin!r}
 c.ClearSolutions.end_solution_delimeter = {end!r}
-# a student's infinite loop costs that check its point, not the whole grading run
+# a student's infinite loop costs that check its point, not the whole grading run;
+# a cell that imports gets {import_timeout} s (torch's import took over 8 s on a
+# busy machine), every other cell {timeout} s
 c.Execute.timeout = {timeout}
+c.Execute.timeout_func = lambda cell: (
+    {import_timeout} if IMPORTS.search(cell.source) else {timeout}
+)
 c.Execute.interrupt_on_timeout = True
+# after the interrupt, the kernel's last output may take more than nbclient's
+# 4 s on a busy machine (2026-12-01, load 15: every autograde of the infinite
+# loop failed, with 30 s per cell as with 10): wait for it up to 30 s
+c.Execute.iopub_timeout = 30
 # a deleted check cell is put back and run, so deleting it cannot skip a check
 c.OverwriteCells.add_missing_cells = True
 '''
@@ -154,13 +166,20 @@ def assignment_name(path):
     return f"lesson_{Path(path).name[:2]}"
 
 
-def write_course(dest, lesson_paths=None, timeout=60):
-    """An nbgrader course folder at dest: config and source/lesson_NN/."""
+def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None):
+    """An nbgrader course folder at dest: config and source/lesson_NN/.
+
+    ``timeout``: seconds per cell when autograding; ``import_timeout`` (default
+    the same): seconds for a cell with an import statement."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "nbgrader_config.py").write_text(
         CONFIG.format(
-            stub=STUB, begin="BEGIN SOLUTION", end="END SOLUTION", timeout=timeout
+            stub=STUB,
+            begin="BEGIN SOLUTION",
+            end="END SOLUTION",
+            timeout=timeout,
+            import_timeout=timeout if import_timeout is None else import_timeout,
         )
     )
     names = []
@@ -192,6 +211,9 @@ def main(argv=None):
     course.add_argument("dest", type=Path)
     course.add_argument("--lessons", help="comma-separated numbers, e.g. 01,02")
     course.add_argument("--timeout", type=int, default=60, help="seconds per cell")
+    course.add_argument(
+        "--import-timeout", type=int, help="seconds for a cell that imports"
+    )
     args = parser.parse_args(argv)
 
     if args.command == "meta":
@@ -209,7 +231,9 @@ def main(argv=None):
         chosen = [p for p in chosen if p.name[:2] in numbers]
         if not chosen:
             parser.error(f"no lesson numbered {args.lessons}")
-    for name in write_course(args.dest, chosen, timeout=args.timeout):
+    for name in write_course(
+        args.dest, chosen, timeout=args.timeout, import_timeout=args.import_timeout
+    ):
         print(f"nbgrader source: {args.dest / 'source' / name}")
     return 0
 

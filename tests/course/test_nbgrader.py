@@ -36,9 +36,12 @@ from tools.nbgrader_course import (
 BIN = Path(sys.executable).parent
 LESSON_01 = next(p for p in lessons() if p.name.startswith("01_"))
 # Seconds per cell in the test course (a real course gets 60, tools/nbgrader_course.py):
-# what the infinite loop costs. Lesson 01's slowest cell takes well under a second on
-# a quiet machine, but its first cell imports torch, which took over 8 s on a busy one.
-TIMEOUT = 30
+# TIMEOUT is what the infinite loop costs. Lesson 01's slowest cell without an import
+# takes under a second on a quiet machine and took 7 s at load 20 (2026-12-01); its
+# first cell imports torch, which took over 8 s on a busy machine (20 s at load 20),
+# and a cell that imports gets IMPORT_TIMEOUT.
+TIMEOUT = 15
+IMPORT_TIMEOUT = 60
 
 
 def _tags(cell):
@@ -84,6 +87,23 @@ def test_meta_refuses_a_solution_outside_a_solution_cell():
         nbgrader_metadata(nb)
 
 
+def test_a_cell_that_imports_gets_the_longer_timeout(tmp_path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    write_course(tmp_path, [], timeout=7, import_timeout=45)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    timeout = config.Execute.timeout_func
+    cell = nbformat.v4.new_code_cell
+    assert config.Execute.timeout == 7
+    assert config.Execute.iopub_timeout == 30  # an interrupted kernel's last output
+    assert timeout(cell("import math\n\nimport torch")) == 45
+    assert timeout(cell("x = 1\n    from helpers import checks")) == 45
+    assert timeout(cell("while True:  # important\n    pass")) == 7
+    write_course(tmp_path, [], timeout=7)  # the same for every cell by default
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert config.Execute.timeout_func(cell("import torch")) == 7
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """An nbgrader course folder with every lesson released."""
@@ -91,7 +111,7 @@ def course(tmp_path_factory):
     from traitlets.config.loader import PyFileConfigLoader
 
     root = tmp_path_factory.mktemp("nbgrader")
-    names = write_course(root, timeout=TIMEOUT)
+    names = write_course(root, timeout=TIMEOUT, import_timeout=IMPORT_TIMEOUT)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     config.CourseDirectory.root = str(root)
     # nbgrader runs alembic (its database migrations) from PATH
