@@ -21,42 +21,70 @@ def pytest_collectstart(collector):
 
 
 # make test runs two processes with --dist loadfile: each notebook (one kernel,
-# cells in order) and each test file stays in one process. The tests of these
-# files are independent and long, so each one is handed out on its own, and the
-# two processes finish together. (The JupyterLab tests stay together: one server
-# and one browser serve them all.)
+# cells in order) and each test file is one work unit, run in one process.
+# SPREAD: these files' tests are independent, so each one is a unit of its own
+# and the two processes finish together (the student-copy runs share one kernel
+# per process, tests/course/test_student_copies.py). TOGETHER: files that share
+# a session's server are one unit, so that one process starts it once (lesson 01
+# checked with axe runs in the JupyterLab the explorer tests start).
 SPREAD = {
-    "tests/course/test_student_copies.py",  # a fresh kernel each
+    "tests/course/test_student_copies.py",
+}
+TOGETHER = {
+    "tests/browser/test_accessibility.py": "tests/browser/test_explorers_in_lab.py",
 }
 
 
-# The longest work units first, longest to shortest as measured on 2026-12-01
-# at 20:51 UTC (the two builds with their browser checks, the lessons in
-# JupyterLab, then the lessons and test files that take 13-90 s on a busy
-# machine), the rest in collection order (each at most about 5 s): a long unit
-# handed out last would leave one process working alone at the end.
+# The longest work units first, longest to shortest, the rest in collection
+# order (each at most about 5 s): a long unit handed out last would leave one
+# process working alone at the end. make test: the deck and page builds with
+# their browser checks, the JupyterLab unit, then lessons and test files of
+# 10-40 s (measured on 2026-12-01 at 20:51 UTC, the files added since placed by
+# what they run). make test-slow (-m slow keeps this order): the JupyterLab unit
+# (lessons 09-13, 16-35 s each), the Chinese decks, the hub class, nbgrader, then
+# the Chinese lessons under nbval, the longest first.
 FIRST = (
     "tests/browser/test_slides.py",
-    "tests/browser/test_html_pages.py",
-    "notebooks/10_small_gpt.ipynb",
     "tests/browser/test_explorers_in_lab.py",
-    "notebooks/08_attention_at_scale.ipynb",
+    "tests/browser/test_html_pages.py",
+    "tests/browser/test_figure_descriptions.py",
+    "notebooks/10_small_gpt.ipynb",
+    "tests/browser/test_chinese_lab.py",
+    "tests/hub/test_hub_class.py",
+    "tests/course/test_nbgrader.py",
+    "notebooks/zh/10_small_gpt.ipynb",
     "notebooks/04_why_sqrt_dk.ipynb",
-    "notebooks/12_linear_attention.ipynb",
+    "notebooks/zh/04_why_sqrt_dk.ipynb",
+    "notebooks/08_attention_at_scale.ipynb",
+    "notebooks/zh/08_attention_at_scale.ipynb",
     "notebooks/11_induction_heads.ipynb",
+    "notebooks/zh/11_induction_heads.ipynb",
     "tests/checks/test_engine.py",
+    "notebooks/12_linear_attention.ipynb",
+    "notebooks/zh/12_linear_attention.ipynb",
     "notebooks/09_capstone.ipynb",
+    "notebooks/zh/09_capstone.ipynb",
+    "tests/course/test_chinese.py",
     "tests/checks/test_robustness.py",
     "notebooks/13_kv_cache_budget.ipynb",
+    "notebooks/zh/13_kv_cache_budget.ipynb",
     "tests/explorers/test_widgets.py",
+    "tests/browser/test_exported_explorers.py",
     "tests/checks/test_sqrt_dk.py",
     "tests/checks/test_hints.py",
 )
 
 
+def _unit(path):
+    """The work unit a file's tests belong to (a path: the file or its group)."""
+    return TOGETHER.get(path, path)
+
+
 def pytest_collection_modifyitems(items):
     rank = {path: i for i, path in enumerate(FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(FIRST)))
+    items.sort(
+        key=lambda item: rank.get(_unit(item.nodeid.split("::", 1)[0]), len(FIRST))
+    )
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -65,11 +93,12 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadFileScheduling
 
     class Scheduler(LoadFileScheduling):
-        """loadfile, except that SPREAD's tests are work units of their own."""
+        """loadfile, except that SPREAD's tests are work units of their own
+        and TOGETHER's files one unit with their partner."""
 
         def _split_scope(self, nodeid):
             path = nodeid.split("::", 1)[0]
-            return nodeid if path in SPREAD else path
+            return nodeid if path in SPREAD else _unit(path)
 
     return Scheduler(config, log)
 
