@@ -98,7 +98,7 @@ def lab(tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         course_lab.wait_until_answering(
-            f"{base}/api/status?token={token}", server, 60, log=log_path
+            f"{base}/api/status?token={token}", server, 180, log=log_path
         )
         printed = re.findall(rf"http://127\.0\.0\.1:{port}/\S+", log_path.read_text())
         yield base, token, root, printed[0] if printed else None

@@ -13,7 +13,7 @@ hands: what axe finds there is printed, not failed on."""
 
 import pytest
 
-from .conftest import REPO
+from .conftest import ARTIFACTS, REPO
 from .offline import count_by_rule, describe, run_axe, serious
 from .test_explorers_in_lab import _cells_for_explorers, _explorer_cells, _run_cells
 
@@ -39,7 +39,7 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
         page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
         _run_cells(page, _cells_for_explorers(nb, explorer_cells), LESSON)
         explorer = page.locator(f"{PANEL} .widget-vbox:has(> img.widget-image)")
-        explorer.first.wait_for(timeout=60_000)
+        explorer.first.wait_for(state="attached", timeout=120_000)
         # every output of the lesson drawn (JupyterLab renders cells lazily)
         page.evaluate(
             f"() => document.querySelectorAll('{PANEL} .jp-Cell')"
@@ -51,6 +51,8 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
         content = run_axe(page, CONTENT)
         chrome = run_axe(page, CHROME)
     finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "accessibility_lab_01.png"))
         page.close()
     print(f"{LESSON} in JupyterLab, {outputs} outputs: {count_by_rule(content)}")
     print(f"JupyterLab's own chrome (not failed on): {count_by_rule(chrome)}")
