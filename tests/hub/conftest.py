@@ -156,7 +156,7 @@ def hub(tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_answering(f"{url}/hub/api/", proc, 90, log=log_path)
+        wait_until_answering(f"{url}/hub/api/", proc, 180, log=log_path)
         yield {"url": url, "password": password, "homes": homes, "log": log_path}
     finally:
         # JupyterHub stops the proxy and (cleanup_servers) every student's
