@@ -7,7 +7,8 @@ checked where they are built once (tests/browser/test_html_pages.py and
 test_slides.py); here lesson 01 is opened in JupyterLab as a learner finds it,
 its explorer cell and the cells it needs are run, and axe checks the
 notebook's output areas (the lesson's figures, printed results, the explorer's
-controls and readout): 0 serious or critical violations. JupyterLab's own
+controls and readout): 0 serious or critical violations apart from EXCEPTIONS
+(ipywidgets' own slider markup, with its reason). JupyterLab's own
 chrome (menus, toolbars, side panels, the cell editors) is out of the course's
 hands: what axe finds there is printed, not failed on."""
 
@@ -25,6 +26,32 @@ PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 CONTENT = {"include": [[f"{PANEL} .jp-OutputArea"]]}
 # everything else: JupyterLab's chrome and the cells' editors
 CHROME = {"exclude": [[f"{PANEL} .jp-OutputArea"]]}
+# findings in the output areas that are not the course's markup: (rule, the
+# node's selector ends with) -> why
+EXCEPTIONS = {
+    ("aria-input-field-name", ".noUi-handle"): (
+        "ipywidgets draws a slider's handle with noUiSlider: role=slider with no "
+        "aria-label, and the widget's description <label> is not tied to it "
+        "(noUiSlider issue 1223); no ipywidgets option sets it"
+    ),
+}
+
+
+def course_findings(violations):
+    """``violations`` without the nodes EXCEPTIONS names (each with its reason)."""
+    kept = []
+    for v in violations:
+        nodes = [
+            n
+            for n in v["nodes"]
+            if not any(
+                v["id"] == rule and n["target"].endswith(end)
+                for rule, end in EXCEPTIONS
+            )
+        ]
+        if nodes:
+            kept.append({**v, "nodes": nodes})
+    return kept
 
 
 def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
@@ -38,7 +65,9 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
         page.goto(f"{base}/lab/tree/{LESSON}?token={token}&reset")
         page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
         _run_cells(page, _cells_for_explorers(nb, explorer_cells), LESSON)
-        explorer = page.locator(f"{PANEL} .widget-vbox:has(> img.widget-image)")
+        # the explorer drawn as a live widget (its sliders; that its picture
+        # moves is tests/browser/test_explorers_in_lab.py's to check)
+        explorer = page.locator(f"{PANEL} .widget-vbox:has(.widget-slider)")
         explorer.first.wait_for(state="attached", timeout=120_000)
         # every output of the lesson drawn (JupyterLab renders cells lazily)
         page.evaluate(
@@ -57,5 +86,5 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
     print(f"{LESSON} in JupyterLab, {outputs} outputs: {count_by_rule(content)}")
     print(f"JupyterLab's own chrome (not failed on): {count_by_rule(chrome)}")
     print("\n".join(describe("chrome", serious(chrome), limit=1)))
-    found = describe(LESSON, serious(content))
+    found = describe(LESSON, serious(course_findings(content)))
     assert not found, f"{len(found)} findings:\n" + "\n".join(found[:30])
