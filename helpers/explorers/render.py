@@ -25,6 +25,7 @@ import zlib
 
 import ipywidgets
 import numpy as np
+import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -147,6 +148,15 @@ def html_to_text(text):
     return re.sub(r" {2,}", " ", html.unescape(text).replace("\xa0", " "))
 
 
+class DescribedImage(ipywidgets.Image):
+    """ipywidgets' Image whose ``tooltip`` (the img's title, its accessible name)
+    JupyterLab can show: ipywidgets 8.1's view reads the model's ``description``
+    before it sets a title, and Image has none, so a tooltip alone breaks the view
+    ("Cannot read properties of undefined (reading 'length')")."""
+
+    description = traitlets.Unicode("").tag(sync=True)
+
+
 class Explorer:
     """One persistent figure, controls, a readout and an Image.
 
@@ -170,7 +180,7 @@ class Explorer:
         self.figure = Figure(figsize=self.figsize, dpi=DPI)
         self.canvas = FigureCanvasAgg(self.figure)
         width, height = self.canvas.get_width_height()
-        self.image = ipywidgets.Image(
+        self.image = DescribedImage(
             format="png",
             layout=ipywidgets.Layout(width=f"{width}px", height=f"{height}px"),
         )
