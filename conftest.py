@@ -47,7 +47,6 @@ FIRST = (
     "tests/browser/test_slides.py",
     "tests/browser/test_explorers_in_lab.py",
     "tests/browser/test_html_pages.py",
-    "tests/browser/test_figure_descriptions.py",
     "notebooks/10_small_gpt.ipynb",
     "tests/browser/test_chinese_lab.py",
     "tests/hub/test_hub_class.py",

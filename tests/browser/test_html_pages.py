@@ -7,6 +7,10 @@ lesson 01's page with the keyboard alone."""
 
 import pytest
 
+from .alt_text import (
+    assert_every_image_described,
+    assert_every_stored_figure_reaches_its_page,
+)
 from .offline import (
     EXECUTED,
     assert_explorers_are_stills_with_a_note,
@@ -26,6 +30,15 @@ pytestmark = pytest.mark.browser
 def pages(tmp_path_factory):
     """Every lesson's page, built once, next to the shipped assets."""
     return build("html", tmp_path_factory, execute={EXECUTED})
+
+
+def test_no_image_without_a_description(pages):
+    """No image's alt is empty, nbconvert's placeholder or a class name."""
+    assert_every_image_described(pages, "html")
+
+
+def test_every_stored_figure_reaches_its_page(pages):
+    assert_every_stored_figure_reaches_its_page(pages)
 
 
 def test_no_test_marker_reaches_a_reader(pages):

@@ -8,6 +8,7 @@ import pytest
 
 from tools import coursebuild, explorer_export
 
+from .alt_text import assert_every_image_described
 from .conftest import ARTIFACTS
 from .offline import (
     EXECUTED,
@@ -151,6 +152,11 @@ def decks(tmp_path_factory):
     explorer with frames (stored_frames), as make slides gives it, the others'
     as stills."""
     return build("slides", tmp_path_factory, frames={EXECUTED: stored_frames(EXECUTED)})
+
+
+def test_no_image_without_a_description(decks):
+    """No image's alt is empty, nbconvert's placeholder or a class name."""
+    assert_every_image_described(decks, "slides")
 
 
 def test_no_test_marker_reaches_a_reader(decks):

@@ -1,4 +1,5 @@
-"""Every image in every page and deck has a text alternative that describes it.
+"""Every image in every page and deck has a text alternative that describes it
+(checked by test_html_pages.py and test_slides.py on the builds they make).
 
 Issue 23: no image's alt may be empty, nbconvert's placeholder, or a class name
 ("TemperatureExplorer"). The pages and decks are built as make html / make
@@ -11,13 +12,8 @@ test_exported_explorers.py.
 from html.parser import HTMLParser
 
 import nbformat
-import pytest
 
 from tools import coursebuild
-
-from .offline import build
-
-pytestmark = pytest.mark.browser
 
 PLACEHOLDER = "No description has been provided for this image"
 CLASS_NAME = r"[A-Z][A-Za-z]+(Explorer|Figure|Axes)"
@@ -67,19 +63,10 @@ def figures_stored(path):
     )
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """Every lesson's page and deck, built once, next to the shipped assets."""
-    return {
-        "html": build("html", tmp_path_factory),
-        "slides": build("slides", tmp_path_factory),
-    }
-
-
-@pytest.mark.parametrize("kind", ["html", "slides"])
-def test_no_image_without_a_description(built, kind):
+def assert_every_image_described(paths, kind):
+    """No <img> of the built ``paths`` without a description (issue 23)."""
     problems, counted = [], 0
-    for path in built[kind]:
+    for path in paths:
         for alt, cls in images(path):
             counted += 1
             why = bad_alt(alt)
@@ -89,9 +76,9 @@ def test_no_image_without_a_description(built, kind):
     assert problems == [], "\n".join(problems[:10])
 
 
-def test_every_stored_figure_reaches_its_page(built):
+def assert_every_stored_figure_reaches_its_page(built_pages):
     """Each picture a lesson stores is an <img> of its page, described."""
-    pages = {path.stem: path for path in built["html"]}
+    pages = {path.stem: path for path in built_pages}
     for lesson in coursebuild.lessons():
         stored = figures_stored(lesson)
         shown = [alt for alt, _ in images(pages[lesson.stem]) if not bad_alt(alt)]
