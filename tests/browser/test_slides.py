@@ -124,23 +124,26 @@ def stored_frames(lesson):
     test runs it): two temperatures, each with its picture and readout."""
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
+    # each stored picture with the description stored beside it (plotting.show)
     pictures = [
-        o["data"]["image/png"]
+        (o["data"]["image/png"], o.get("metadata", {}).get("image/png", {}).get("alt"))
         for c in nb.cells
         for o in c.get("outputs", [])
         if "image/png" in o.get("data", {})
     ]
     still = next(
-        o["data"]["image/png"] for o in cell.outputs if "image/png" in o.get("data", {})
+        p
+        for p in pictures
+        if p[0] in {o["data"].get("image/png") for o in cell.outputs if "data" in o}
     )
-    other = next(p for p in pictures if p != still)
+    other = next(p for p in pictures if p[0] != still[0])
     return {
         str(cell.execution_count): {
             "class": "TemperatureExplorer",
             "controls": [{"name": "temperature", "labels": ["0.5", "1.0"], "start": 1}],
             "frames": {
-                "0": [other, "temperature 0.5", "At temperature 0.5 the weights."],
-                "1": [still, "temperature 1.0", "At temperature 1.0 the weights."],
+                "0": [other[0], "temperature 0.5", other[1]],
+                "1": [still[0], "temperature 1.0", still[1]],
             },
         }
     }
