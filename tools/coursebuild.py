@@ -124,11 +124,12 @@ HTML_LINK = re.compile(r"""((?:src|href)=["'])([^"']+)(["'])""")
 
 
 def exercises_start(nb):
-    """Index of the first cell of the exercises: the "## Exercises" heading or
-    the first ``solution`` cell, whichever comes first (len(cells) if none)."""
+    """Index of the first cell of the exercises: the "## Exercises" heading (the
+    Chinese edition's "## 练习") or the first ``solution`` cell, whichever comes
+    first (len(cells) if none)."""
     for index, cell in enumerate(nb.cells):
         heading = cell.cell_type == "markdown" and any(
-            line.strip().lower().startswith("## exercises")
+            line.strip().lower().startswith(("## exercises", "## 练习"))
             for line in cell.source.splitlines()
         )
         if heading or "solution" in cell.metadata.get("tags", []):

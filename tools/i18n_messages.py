@@ -39,6 +39,7 @@ from the msgid's.
 import argparse
 import ast
 import difflib
+import json
 import re
 import string
 import sys
@@ -193,10 +194,59 @@ def templates_in(path, root=ROOT):
     return sorted(found, key=lambda item: item[1])
 
 
+def _figure_texts(tree):
+    """The literal texts a lesson's figure cell gives its description: the
+    template of ``plotting.show(fig, text, ...)`` and a ``fig.suptitle(...)``
+    (which ``plotting.figure_text`` reads first), as ``(node, is_title)``."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if name == "show":
+            texts = node.args[1:2] + [k.value for k in node.keywords if k.arg == "text"]
+            yield from ((text, False) for text in texts)
+        elif name == "suptitle" and node.args:
+            yield node.args[0], True
+        elif name.startswith("plot_"):  # the plot helpers' title= is the suptitle
+            yield from ((k.value, True) for k in node.keywords if k.arg == "title")
+
+
+def lesson_templates(path, root=ROOT):
+    """``[(template, cell id)]`` of one English lesson: its figures' description
+    templates and suptitles (string literals; anything computed stays English),
+    translated at run time by ``helpers.i18n._`` as the helpers' own are."""
+    from helpers.descriptions import plain
+
+    found = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        code = "\n".join(
+            "" if line.lstrip().startswith(("%", "!")) else line for line in lines
+        )
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node, is_title in _figure_texts(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = plain(node.value).rstrip(".:") if is_title else node.value
+                if text:
+                    found.append((text, cell["id"]))
+    return found
+
+
 def collect(source=SOURCE, root=ROOT):
     """``{template: [(file, line), ...]}`` over every module under ``source``
-    (files named relative to ``root``)."""
+    (files named relative to ``root``), and, for the helpers' catalogue, the
+    English lessons' figure texts (``lesson_templates``; file and cell id)."""
     entries, errors = {}, []
+    if Path(source) == SOURCE:
+        for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+            rel = path.relative_to(root).as_posix()
+            for text, cell_id in lesson_templates(path, root):
+                entries.setdefault(text, []).append((rel, cell_id))
     for path in sorted(Path(source).rglob("*.py")):
         try:
             found = templates_in(path, root)

@@ -35,9 +35,16 @@ def visible(text):
     return re.sub(r"[*_#>|]", " ", text)
 
 
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 def words(text):
-    """Prose words, as the browser test counts them (math and code excluded)."""
-    return len(re.findall(r"[^\W_][\w'’.-]*", visible(text)))
+    """Prose words, as the browser test counts them (math and code excluded);
+    Chinese, written without spaces, as 0.6 of a word per character (60 words
+    of prose are about 100 characters)."""
+    shown = visible(text)
+    latin = len(re.findall(r"[^\W_][\w'’.-]*", HAN.sub(" ", shown)))
+    return latin + round(0.6 * len(HAN.findall(shown)))
 
 
 def _balanced(prefix):
@@ -143,7 +150,7 @@ def lead(paragraph, limit=LEAD_WORDS):
     text = " ".join(paragraph.split())
     if words(text) <= limit:
         return text
-    for match in re.finditer(r"[.!?:](?=\s+[A-Z$*`(\[])", text):
+    for match in re.finditer(r"[.!?:](?=\s+[A-Z$*`(\[])|[。！？：]", text):
         first = text[: match.end()]
         if re.search(r"\b(e\.g|i\.e|vs|al|cf|Fig|Eq)\.$", first):
             continue
@@ -158,7 +165,7 @@ def short_item(item, limit=ITEM_WORDS):
     text = " ".join(item.split())
     if words(text) <= limit:
         return text
-    for match in re.finditer(r"(:|;|,| —| \(| –)\s", text):
+    for match in re.finditer(r"(:|;|,| —| \(| –)\s|[，；：、（]", text):
         first = text[: match.start()].rstrip()
         if words(first) < 2 or not _balanced(first):
             continue
