@@ -67,10 +67,15 @@ test: $(DEV_STAMP)
 ## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-13 in Lab,
 ## the Chinese lessons under nbval)
 test-slow: $(DEV_STAMP) hub-proxy
-	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m slow
+	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m "slow and not zh"
+
+## make test-zh: the Chinese edition's long runs: its 14 lessons under nbval in
+## Chinese kernels (COURSE_LANG=zh), its decks measured as the English ones
+test-zh: $(DEV_STAMP)
+	$(ONE_THREAD) $(BIN)/python -m pytest $(PYTEST_XDIST) -m zh
 
 ## make check: everything CI runs, make test then make test-slow
-check: test test-slow
+check: test test-slow test-zh
 
 ## make notebooks: re-execute every lesson in a fresh kernel and store the outputs
 notebooks: $(DEV_STAMP)

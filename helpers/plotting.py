@@ -371,7 +371,8 @@ def figure_text(fig, text=None, **values):
     """
     title = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
     title = plain(title).rstrip(".:")
-    title = _(title)  # a lesson's suptitle: helpers.po holds the lessons' too
+    if title:
+        title = _(title)  # a lesson's suptitle: helpers.po holds the lessons' too
     parts = [_("{title}.").format(title=title) if title else "", describe(fig)]
     if text is not None:
         parts.append(_(text).format(**values))

@@ -26,6 +26,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_chinese_lesson(item):
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.zh)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -152,6 +152,7 @@ def zh_decks(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.zh
 def test_every_chinese_slide_is_a_slide(browser, zh_decks):
     """The English decks' measures (tests/browser/test_slides.py) on the Chinese
     decks at 1280x800: nothing overflows, clips or scrolls, text >= 24 px, code
