@@ -6,6 +6,7 @@ of decks and pages in tests/browser/.
 """
 
 import multiprocessing
+import re
 import time
 
 import nbformat
@@ -384,3 +385,45 @@ def test_pages_declare_the_notebooks_language():
             coursebuild.page_language(_figure_notebook(language=bad))
     with pytest.raises(ValueError, match="no <html lang"):
         coursebuild.with_language("<html><body></body></html>", "en")
+
+
+HEADING = re.compile(r"^(#{1,6}) ")
+
+
+def heading_levels(nb):
+    """The levels of a lesson's markdown headings, in reading order (fenced code
+    left out): what its page's <h1>-<h6> become."""
+    levels = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        fenced = False
+        for line in cell.source.splitlines():
+            fenced ^= line.startswith("```")
+            match = None if fenced else HEADING.match(line)
+            if match:
+                levels.append(len(match[1]))
+    return levels
+
+
+@pytest.mark.parametrize(
+    "path",
+    LESSONS + sorted((coursebuild.NOTEBOOKS / "zh").glob("[0-9][0-9]_*.ipynb")),
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
+def test_headings_in_order(path):
+    """WCAG 1.3.1: a page's outline starts at its one h1 and never skips a level
+    going down (## then ####), so a screen reader's list of headings is the
+    lesson's structure; English and Chinese lessons alike."""
+    levels = heading_levels(nbformat.read(path, as_version=4))
+    assert levels and levels[0] == 1 and levels.count(1) == 1, levels[:5]
+    skips = [(a, b) for a, b in zip(levels, levels[1:], strict=False) if b > a + 1]
+    assert not skips, f"{path.name}: heading levels jump {skips}"
+
+
+def test_heading_check_finds_a_skipped_level():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T\n\n## A\n\n#### B")]
+    assert heading_levels(nb) == [1, 2, 4]
+    nb.cells = [nbformat.v4.new_markdown_cell("# T\n\n```\n## not a heading\n```")]
+    assert heading_levels(nb) == [1]
