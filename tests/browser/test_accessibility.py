@@ -12,6 +12,9 @@ controls and readout): 0 serious or critical violations apart from EXCEPTIONS
 chrome (menus, toolbars, side panels, the cell editors) is out of the course's
 hands: what axe finds there is printed, not failed on."""
 
+import json
+import urllib.request
+
 import pytest
 
 from .conftest import ARTIFACTS, REPO
@@ -54,12 +57,25 @@ def course_findings(violations):
     return kept
 
 
+def shut_down_kernels(base, token):
+    """End every kernel session of the server: this test and
+    test_explorers_in_lab.py share one JupyterLab (conftest.py's TOGETHER) and
+    both open lesson 01, which must start in a fresh kernel each time (their
+    checks count its cells from 1)."""
+    with urllib.request.urlopen(f"{base}/api/sessions?token={token}") as reply:
+        sessions = json.load(reply)
+    for session in sessions:
+        url = f"{base}/api/sessions/{session['id']}?token={token}"
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE")).close()
+
+
 def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
     """Lesson 01 in JupyterLab, its explorer run and drawn: axe finds no serious
     or critical violation in the notebook's output areas; JupyterLab's chrome
     is reported."""
     base, token, _, _ = lab
     nb, explorer_cells = _explorer_cells(REPO / "notebooks" / LESSON)
+    shut_down_kernels(base, token)
     page = lab_context.new_page()
     try:
         page.goto(f"{base}/lab/tree/{LESSON}?token={token}&reset")
@@ -83,6 +99,7 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "accessibility_lab_01.png"))
         page.close()
+        shut_down_kernels(base, token)
     print(f"{LESSON} in JupyterLab, {outputs} outputs: {count_by_rule(content)}")
     print(f"JupyterLab's own chrome (not failed on): {count_by_rule(chrome)}")
     print("\n".join(describe("chrome", serious(chrome), limit=1)))
