@@ -42,7 +42,9 @@ from pathlib import Path
 
 import nbformat
 
-from tools import explorer_export, slidefit, slideplan
+from tools import explorer_export, same_kernels, slidefit, slideplan
+
+same_kernels.apply()  # the kernels started here compute the stored outputs' digits
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
