@@ -25,7 +25,11 @@ def test_torch_runs_its_avx2_kernels():
     code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
     env = {**os.environ, **same_kernels.KERNEL_ENV}
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert out.stdout.strip() == "AVX2"
 
@@ -43,6 +47,10 @@ def test_the_builds_apply_it():
     code = "import os, tools.coursebuild; print(os.environ.get('ONEDNN_MAX_CPU_ISA'))"
     env = {k: v for k, v in os.environ.items() if k not in same_kernels.KERNEL_ENV}
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert out.stdout.strip() == ("AVX2" if X86 else "None")
