@@ -545,9 +545,16 @@ def export(kind, paths=None, dest=None, execute=False, frames=None):
 FRAMES = BUILD / "frames"
 
 
+def _frames_name(path):
+    # notebooks/04_x.ipynb -> 04_x, notebooks/zh/04_x.ipynb -> zh-04_x: each
+    # edition keeps its own frames (storing one must not delete the other's)
+    folder = path.resolve().parent
+    return path.stem if folder == NOTEBOOKS else f"{folder.name}-{path.stem}"
+
+
 def _frames_file(path):
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return FRAMES / f"{path.stem}.{digest}.json"
+    return FRAMES / f"{_frames_name(path)}.{digest}.json"
 
 
 def cached_frames(path):
@@ -562,7 +569,7 @@ def store_frames(path, frames):
     make test's two processes may store the same lesson)."""
     file = _frames_file(path)
     file.parent.mkdir(parents=True, exist_ok=True)
-    for stale in file.parent.glob(f"{path.stem}.*.json"):
+    for stale in file.parent.glob(f"{_frames_name(path)}.*.json"):
         stale.unlink(missing_ok=True)
     partial = file.with_suffix(f".{os.getpid()}.part")
     partial.write_text(json.dumps(frames))
