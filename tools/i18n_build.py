@@ -30,6 +30,10 @@ DRAFTS = REPO / "build" / "zh-draft"  # build --allow-partial: never committed
 LOCALE = REPO / "locale" / "zh_CN" / "LC_MESSAGES"
 README = {REPO / "README.md": REPO / "README.zh-CN.md"}
 NB_LANGUAGE = "zh-CN"  # the notebook's metadata "language" (BCP 47)
+# the line the Chinese student copies and nbgrader assignments have where a solution
+# was: coursebuild.STUB in Chinese (the checkers' "not implemented yet" message names
+# the `raise NotImplementedError(...)` line, so that part stays code)
+STUB = 'raise NotImplementedError("练习：把这一行换成你的代码（提示在上面）。")'
 LESSON = r"\d\d_.*\.ipynb$"
 
 
@@ -208,8 +212,9 @@ def stale(lesson, built_dir=ZH, locale=LOCALE):
 def student_copy(zh, en):
     """The learner's copy of the Chinese lesson ``zh`` (its English lesson
     ``en``): coursebuild.student_copy, with the Chinese text put back after it
-    so that the exercises start where the English heading says, and links
-    rewritten to work from notebooks/zh/student/."""
+    so that the exercises start where the English heading says, links
+    rewritten to work from notebooks/zh/student/, and the Chinese stub
+    (:data:`STUB`) where a solution was."""
     hybrid = copy.deepcopy(zh)
     for cell, english in zip(hybrid.cells, en.cells, strict=True):
         if cell.cell_type == "markdown":
@@ -217,8 +222,26 @@ def student_copy(zh, en):
     copy_ = coursebuild.student_copy(hybrid)
     for cell, chinese in zip(copy_.cells, zh.cells, strict=True):
         if cell.cell_type == "markdown":
-            cell.source = relink(chinese.source, _student_target)
+            cell.source = student_links(chinese.source)
+        elif cell.cell_type == "code" and coursebuild.BEGIN in chinese.source:
+            cell.source = chinese_stub(cell.source)
     return copy_
+
+
+def chinese_stub(source):
+    """``source`` (a cell coursebuild.strip_solution stubbed) with each
+    coursebuild.STUB line, and only such a line, in Chinese (:data:`STUB`)."""
+    lines = source.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() == coursebuild.STUB:
+            lines[index] = line[: len(line) - len(line.lstrip())] + STUB
+    return "\n".join(lines)
+
+
+def student_links(source):
+    """The relative links of a Chinese markdown cell, rewritten to work from
+    notebooks/zh/student/ (and so from an nbgrader assignment's folder)."""
+    return relink(source, _student_target)
 
 
 def _student_target(target):
