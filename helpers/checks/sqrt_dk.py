@@ -168,9 +168,11 @@ def check_half_entropy_temperature(fn, *, raw_scores=None):
             name,
             got
             if isinstance(got, str)
-            else "your T passes the fresh cases but "
-            "not the lesson's draws: it must reach the mean entropy asked for on "
-            "any scores it is given, not on one fixed set",
+            else _(
+                "your T passes the fresh cases but not the lesson's draws: it must "
+                "reach the mean entropy asked for on any scores it is given, not on "
+                "one fixed set"
+            ),
             case.label,
             ck.defined_at(fn),
         )
