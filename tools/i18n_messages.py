@@ -74,7 +74,7 @@ TEMPLATE_ARGS = {
     "Mistake": ((0, 1, 2), ("symptom", "why", "fix")),
     "replace": ((), ("symptom", "why", "fix")),
     "Generated": ((0, 1, 2, 3), ("text", "why", "fix", "method")),
-    "Out": ((), ("hint",)),
+    "Out": ((2,), ("hint",)),
     "run": ((), ("hint",)),
     "without_helpers": ((2,), ("exercise",)),
 }
@@ -191,7 +191,25 @@ def templates_in(path, root=ROOT):
             errors.append(str(err))
     if errors:
         raise ExtractError("\n".join(sorted(errors)))
+    if path.parent.name == "checks":  # the checkers, whose docstrings hints quote
+        found += _checker_docs(tree)
     return sorted(found, key=lambda item: item[1])
+
+
+def _checker_docs(tree):
+    """``[(text, line)]``: what each ``check_*`` function's docstring says it
+    checks and its "Steps:" paragraph, which ``checks.hint`` quotes (the same
+    text as ``helpers.checks._hints.doc_method`` and ``doc_steps`` make)."""
+    from helpers.checks._hints import doc_method, doc_steps
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("check_"):
+            doc = ast.get_docstring(node) or ""
+            for text in (doc_method(doc), doc_steps(doc)):
+                if text:
+                    found.append((text, node.body[0].lineno))
+    return found
 
 
 def _figure_texts(tree):

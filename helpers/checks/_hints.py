@@ -119,18 +119,31 @@ def _doc(check):
     return inspect.getdoc(getattr(check, "__checker__", check)) or ""
 
 
-def _method(check):
-    """What the checker expects, from its docstring: the fallback of a hint."""
-    first = _doc(check).split("\n\n")[0].replace("``", "").replace("\n", " ")
+def doc_method(doc):
+    """What a checker's docstring ``doc`` says it expects (its first paragraph,
+    in English; ``tools.i18n_messages`` extracts it as a template)."""
+    first = doc.split("\n\n")[0].replace("``", "").replace("\n", " ")
     return first.removeprefix("Check ").strip()
 
 
-def _steps(check):
-    """The checker's documented steps (a docstring paragraph "Steps: ..."), or ""."""
-    for paragraph in _doc(check).split("\n\n"):
+def doc_steps(doc):
+    """A checker's documented steps (a docstring paragraph "Steps: ..."), or ""."""
+    for paragraph in doc.split("\n\n"):
         if paragraph.startswith("Steps:"):
             return " ".join(paragraph.replace("``", "").split())
     return ""
+
+
+def _method(check):
+    """What the checker expects, from its docstring: the fallback of a hint."""
+    method = doc_method(_doc(check))  # a template: extracted from the docstring
+    return _(method)
+
+
+def _steps(check):
+    """The checker's documented steps, in the course's language, or ""."""
+    steps = doc_steps(_doc(check))
+    return _(steps)
 
 
 def hint_text(name, known):

@@ -17,7 +17,7 @@ from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks._refuse import refusing
 from helpers.checks._where import _place
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_mask_conversion", "check_decoder_mask"]
 
@@ -46,25 +46,37 @@ _CONV_DTYPE = ck.Mistake(
     fix="{fix}",
 )
 _AXIS_NAMES = ("batch", "heads", "query", "key")
+_AXIS_WORDS = {  # the axis names in words, for a message
+    "batch": N_("batch"),
+    "heads": N_("heads"),
+    "query": N_("query"),
+    "key": N_("key"),
+}
 _CONVENTIONS = {
     "seed003": (
-        "a 1 in seed 003's mask blocks a key (it adds mask * -1e9)",
+        N_("a 1 in seed 003's mask blocks a key (it adds mask * -1e9)"),
         "mask == 0",
     ),
     "additive": (
-        "an additive mask is 0 where attending is allowed and -inf where it is blocked",
+        N_(
+            "an additive mask is 0 where attending is allowed and -inf "
+            "where it is blocked"
+        ),
         "mask == 0",
     ),
     "key_padding": (
-        "nn.MultiheadAttention's key_padding_mask is True at the padding (ignore)",
+        N_("nn.MultiheadAttention's key_padding_mask is True at the padding (ignore)"),
         "~mask[:, None, None, :]",
     ),
     "mha_attn_mask": (
-        "nn.MultiheadAttention's bool attn_mask is True where attending is not allowed",
+        N_(
+            "nn.MultiheadAttention's bool attn_mask is True where "
+            "attending is not allowed"
+        ),
         "~mask",
     ),
     "keep_01": (
-        "a tokenizer's attention_mask is 1 at a real token",
+        N_("a tokenizer's attention_mask is 1 at a real token"),
         "(mask == 1)[:, None, None, :]",
     ),
 }
@@ -105,17 +117,24 @@ def _landing(shape, scores):
         lands = _AXIS_NAMES[offset + k]
         if meaning and meaning[0] != lands:
             wrong.append(
-                f"its {meaning[0]} axis (size {size}) lands on the {lands} "
-                f"axis (size {scores[offset + k]})"
+                _(
+                    "its {axis} axis (size {size}) lands on the {lands} axis "
+                    "(size {other})"
+                ).format(
+                    axis=_(_AXIS_WORDS[meaning[0]]),
+                    size=size,
+                    lands=_(_AXIS_WORDS[lands]),
+                    other=scores[offset + k],
+                )
             )
-    return "; ".join(wrong) or None
+    return _("; ").join(wrong) or None
 
 
 def _conversion_problem(convention, got, truth, scores):
     meaning, fix = _CONVENTIONS[convention]
     facts = {
         "convention": convention,
-        "meaning": meaning,
+        "meaning": _(meaning),
         "fix": fix,
         "shape": tuple(got.shape),
         "scores": scores,
@@ -257,14 +276,26 @@ _DEC_OFF_BY_ONE = ck.Mistake(
     fix="j <= cache_len + i",
     line=r"^(?!.*\blengths\b).*(<|>|tril|\+\s*1|-\s*1)",
 )
-_DEC_PAD_OFF_BY_ONE = ck.Mistake(
+# one mistake (one key: its steps count together), told in two whole sentences
+_DEC_PAD_KEY = (
+    "your padding boundary is one key off: with lengths = {lengths}, sequence b's "
+    "real keys are the first lengths[b] positions, and your mask {which}"
+)
+_DEC_PAD_ONE_MORE = ck.Mistake(
     symptom="your padding boundary is one key off: with lengths = {lengths}, "
     "sequence b's real keys are the first lengths[b] positions, and your mask "
-    "{which}",
+    "also lets them read key lengths[b]",
     why="positions start at 0, so sequence b's real keys are j = 0 .. lengths[b] "
     "- 1: key j = lengths[b] is already the first padded one",
     fix="real keys: j < lengths[b] (strictly less)",
     line=r"(?=.*\blengths\b).*(<|>|\+\s*1|-\s*1)",
+    key=_DEC_PAD_KEY,
+)
+_DEC_PAD_ONE_LESS = dataclasses.replace(
+    _DEC_PAD_ONE_MORE,
+    symptom="your padding boundary is one key off: with lengths = {lengths}, "
+    "sequence b's real keys are the first lengths[b] positions, and your mask "
+    "blocks their last real key",
 )
 _DEC_NO_PADDING = ck.Mistake(
     symptom="your mask lets queries attend to padded keys (j >= lengths[b])",
@@ -361,8 +392,10 @@ def check_decoder_mask(fn):
         fn,
         anp,
         ("causal_mask", "padding_mask"),
-        "this exercise builds the mask from index comparisons (your own "
-        "my_causal_mask from exercise 5.1 is fine)",
+        _(
+            "this exercise builds the mask from index comparisons (your own "
+            "my_causal_mask from exercise 5.1 is fine)"
+        ),
     )
 
     variants = [
@@ -371,16 +404,8 @@ def check_decoder_mask(fn):
         (_DEC_PAD_QUERIES, lambda *a: _decoder(*a, query_padding=True)),
         (_DEC_OFF_BY_ONE, lambda *a: _decoder(*a, offset=-1)),
         (_DEC_OFF_BY_ONE, lambda *a: _decoder(*a, offset=1)),
-        (
-            _DEC_PAD_OFF_BY_ONE.replace(
-                "{which}", "also lets them read key lengths[b]"
-            ),
-            lambda *a: _decoder(*a, pad_offset=1),
-        ),
-        (
-            _DEC_PAD_OFF_BY_ONE.replace("{which}", "blocks their last real key"),
-            lambda *a: _decoder(*a, pad_offset=-1),
-        ),
+        (_DEC_PAD_ONE_MORE, lambda *a: _decoder(*a, pad_offset=1)),
+        (_DEC_PAD_ONE_LESS, lambda *a: _decoder(*a, pad_offset=-1)),
         (_DEC_NO_PADDING, lambda *a: _decoder(*a, padding=False)),
         (_DEC_NO_CAUSAL, lambda *a: _decoder(*a, causal=False)),
         (_DEC_KEYS, lambda lengths, n, c: _decoder(lengths, n, c, m=c)),

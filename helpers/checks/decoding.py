@@ -20,7 +20,7 @@ from helpers.checks.decoder_model import (
     make_model,
     rope_halves,
 )
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_rope_halves", "check_cached_generation"]
 
@@ -255,6 +255,18 @@ def _first_difference(got, want):
     return tuple(int(i) for i in np.argwhere(wrong)[0]) if wrong.any() else None
 
 
+_CACHE_KEY_DIFFERS = N_(
+    "your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head {head}, row {t}: "
+    "the key after RoPE of position {t}) differs in coordinate {j}: you have "
+    "{got}, uncached generation has {right}"
+)
+_CACHE_VALUE_DIFFERS = N_(
+    "your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head {head}, row {t}: "
+    "the value of position {t}) differs in coordinate {j}: you have {got}, "
+    "uncached generation has {right}"
+)
+
+
 def _diagnose_cache(case, got, expected):
     """An empty cache, or where the answer first differs, in the exercise's words."""
     if not np.any(got[2]) and not np.any(got[3]):
@@ -282,24 +294,18 @@ def _diagnose_cache(case, got, expected):
             got=ck.num(got[1][r, j]),
             right=ck.num(expected[1][r, j]),
         )
-    for index, name, what in (
-        (2, "K_cache", "key after RoPE"),
-        (3, "V_cache", "value"),
+    for index, name, template in (
+        (2, "K_cache", _CACHE_KEY_DIFFERS),
+        (3, "V_cache", _CACHE_VALUE_DIFFERS),
     ):
         where = _first_difference(got[index], expected[index])
         if where is not None:
             layer, head, t, j = where
-            return _(
-                "your {name}[{layer}, {head}, {t}] (layer {layer}, K/V head "
-                "{head}, row {t}: the {what} of position {t}) differs in "
-                "coordinate {j}: you have {got}, uncached generation has "
-                "{right}"
-            ).format(
+            return _(template).format(
                 name=name,
                 layer=layer,
                 head=head,
                 t=t,
-                what=what,
                 j=j,
                 got=ck.num(got[index][where]),
                 right=ck.num(expected[index][where]),

@@ -162,11 +162,13 @@ def _update_cases(trials):
             zip(np.split(scores, cuts, axis=1), np.split(V, cuts), strict=True)
         )
         for k, (block, values) in enumerate(blocks, 1):
-            note = f"block {k} of {len(blocks)} of sequence {number}"
+            note = _("block {k} of {count} of sequence {number}").format(
+                k=k, count=len(blocks), number=number
+            )
             if k == 1:
-                note += ", from the start state (-inf, 0, 0)"
+                note += _(", from the start state (-inf, 0, 0)")
             if number > 2:
-                note += ", scores in the thousands"
+                note += _(", scores in the thousands")
             cases.append(
                 ck.make_case(
                     ("m", "l", "acc", "scores_block", "V_block"),

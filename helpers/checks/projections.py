@@ -100,35 +100,41 @@ def check_predict_shapes(fn, *, seed=5):
         actual = _true_shapes(*sizes, rng)
         message = None
         if not isinstance(result, dict):
-            message = (
-                f"return a dict with the keys {list(_NAMES)}; got a "
-                f"{type(result).__name__}"
+            message = _("return a dict with the keys {keys}; got a {kind}").format(
+                keys=list(_NAMES), kind=type(result).__name__
             )
         elif missing := [k for k in _NAMES if k not in result]:
-            message = f"your dict has no key {missing}; it needs all of {list(_NAMES)}"
+            message = _(
+                "your dict has no key {missing}; it needs all of {keys}"
+            ).format(missing=missing, keys=list(_NAMES))
         else:
             for key in _NAMES:
                 if isinstance(result[key], list):
-                    message = (
-                        f"your `{key}` is a list, {result[key]!r}; a shape is a "
-                        "tuple, as `.shape` gives it, so that it compares equal to "
-                        "an array's shape"
-                    )
+                    message = _(
+                        "your `{key}` is a list, {value}; a shape is a tuple, as "
+                        "`.shape` gives it, so that it compares equal to an array's "
+                        "shape"
+                    ).format(key=key, value=repr(result[key]))
                     break
                 try:
                     got = tuple(int(x) for x in result[key])
                 except (TypeError, ValueError):
-                    message = f"`{key}` must be a tuple of ints, got {result[key]!r}"
+                    message = _("`{key}` must be a tuple of ints, got {value}").format(
+                        key=key, value=repr(result[key])
+                    )
                     break
                 if got != actual[key]:
-                    message = _shape_mistake(key, got, actual[key], sizes) or (
-                        f"your `{key}` shape {got} is wrong for these sizes: "
+                    message = _shape_mistake(key, got, actual[key], sizes) or _(
+                        "your `{key}` shape {got} is wrong for these sizes: "
                         "count one axis per token and one per feature"
-                    )
+                    ).format(key=key, got=got)
                     break
         if message is not None:
             raise ck.CheckFailed(
-                name, message, f"sizes {case.label}", ck.defined_at(fn)
+                name,
+                message,
+                _("sizes {sizes}").format(sizes=case.label),
+                ck.defined_at(fn),
             )
     print(_("✓ {name}: 4 sets of sizes passed").format(name=name))
     return True

@@ -175,7 +175,11 @@ def _causal_cases(rng):
         phi_Q = np.exp(rng.standard_normal((n, r)))  # positive features
         phi_K = np.exp(rng.standard_normal((m, r)))
         V = rng.standard_normal((m, d_v))
-        note = "n == m" if n == m else f"the last n={n} of m={m} positions"
+        note = (
+            N_("n == m")
+            if n == m
+            else _("the last n={n} of m={m} positions").format(n=n, m=m)
+        )
         cases.append(
             ck.make_case(
                 ("phi_Q", "phi_K", "V"),

@@ -19,7 +19,7 @@ from helpers import attention_np as anp
 from helpers import kv_cache
 from helpers.checks import _engine as ck
 from helpers.checks.sliding_window import refuse_reference
-from helpers.i18n import _
+from helpers.i18n import N_, _
 
 __all__ = ["check_mla_absorption", "check_sink_attention"]
 
@@ -189,8 +189,8 @@ def _sink_cases(rng):
     cases = []
     plan = [
         ((4, 6, 3, 5), 0.5, False, ""),
-        ((1, 3, 4, 2), -1.0, False, "one query"),
-        ((5, 5, 8, 3), 2.0, True, "scores in the hundreds"),
+        ((1, 3, 4, 2), -1.0, False, N_("one query")),
+        ((5, 5, 8, 3), 2.0, True, N_("scores in the hundreds")),
     ]
     for (n, m, d_k, d_v), sink, large, note in plan:
         scale = 40.0 if large else 1.0
@@ -203,14 +203,14 @@ def _sink_cases(rng):
     V = rng.standard_normal((m, d_v))
     mask = rng.random((n, m)) < 0.6  # (n, m)
     mask[2] = False  # a query that may see no key at all
-    note = "a mask whose row 2 is all False"
+    note = N_("a mask whose row 2 is all False")
     cases.append(_sink_case(Q, K, V, 1.0, note, mask=mask))
     sinks = np.array([-2.0, 0.5, 1.5])  # (num_heads,)
     Q, K, V = _per_head(rng, 4, 4)
-    cases.append(_sink_case(Q, K, V, sinks, "one sink per head", heads=True))
+    cases.append(_sink_case(Q, K, V, sinks, N_("one sink per head"), heads=True))
     Q, K, V = _per_head(rng, 6, 4)
     window = anp.causal_mask(6, 4, window=2)  # (n, m): rows 0, 1 all False
-    note = "one sink per head, causal_mask(6, 4, window=2)"
+    note = N_("one sink per head, causal_mask(6, 4, window=2)")
     cases.append(_sink_case(Q, K, V, sinks, note, mask=window, heads=True))
     return cases
 
@@ -223,7 +223,7 @@ def _broadcast_crash(fn, cases, failed):
     """
     if not isinstance(failed.__cause__, ValueError):
         return None
-    per_head = next(c for c in cases if c.label.endswith("one sink per head"))
+    per_head = next(c for c in cases if c.label.endswith(_("one sink per head")))
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")

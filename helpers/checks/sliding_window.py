@@ -169,9 +169,13 @@ def _future_sink(n, m, s):
     if not seen.any():
         return {"future_query": "?", "future_key": "?", "future_where": "?"}
     i, j = (int(x[0]) for x in np.nonzero(seen))
-    where = f"at position {i + m - n}"
     if i + m - n < 0:
-        where += f", before the first key: there are {n - m} more queries than keys"
+        where = _(
+            "at position {position}, before the first key: there are {more} more "
+            "queries than keys"
+        ).format(position=i + m - n, more=n - m)
+    else:
+        where = _("at position {position}").format(position=i + m - n)
     return {"future_query": i, "future_key": j, "future_where": where}
 
 
@@ -424,7 +428,9 @@ def _crashed(failed, fn, t, window, d_k, d_v):
     if t < window:  # e.g. attention over an empty slice of the buffer at t = 0
         mistake = _left_out_how(fn, window, d_k, d_v)
         if mistake is _RING_SLICE_SHORT:
-            crash = f" (at t={t} that leaves no row at all, and attention raised)"
+            crash = _(
+                " (at t={t} that leaves no row at all, and attention raised)"
+            ).format(t=t)
             return mistake, {"crash": crash}, ck.raised_at(err)
         if mistake is not None:
             return mistake, {}, ck.raised_at(err)

@@ -9,6 +9,7 @@ the logsumexp of the scores. Every known mistake is a
 :class:`~helpers.checks._engine.Mistake`; see ``helpers.checks``.
 """
 
+import dataclasses
 import math
 import tracemalloc
 import weakref
@@ -34,14 +35,19 @@ _TWICE = ck.Mistake(
     key="you read the stream twice",
 )
 _KEPT = ck.Mistake(
-    symptom="you kept {what} while reading the stream: the keys and values pile up "
-    "in memory instead of going by one block at a time",
+    symptom="you kept {held} blocks at once while reading the stream: the keys and "
+    "values pile up in memory instead of going by one block at a time",
     why="streaming exists for keys and values that do not fit in memory at once; "
     "once a block is folded into the running max, sum and accumulator it is no "
     "longer needed",
     fix="fold each block in as it comes, then let it go: keep only run_max, "
     "run_sum and acc between blocks (no list of blocks, no concatenate)",
     key="you kept the blocks",
+)
+_KEPT_COPIES = dataclasses.replace(
+    _KEPT,
+    symptom="you kept copies of the blocks while reading the stream: the keys and "
+    "values pile up in memory instead of going by one block at a time",
 )
 _HELD = 2  # blocks an honest loop may still hold when it asks for the next one
 _DATA = weakref.WeakKeyDictionary()  # Blocks -> (K, V, edges), out of the learner's way
@@ -110,9 +116,9 @@ def _refuse_kept(alive, watch, base, limit):
     """Raise if the reader still holds the earlier blocks (or as many bytes)."""
     held = sum(k() is not None or v() is not None for k, v in alive)
     if held > _HELD:
-        raise Refused(_KEPT.filled({"what": f"{held} blocks at once"}))
+        raise Refused(_KEPT.filled({"held": held}))
     if watch and tracemalloc.get_traced_memory()[0] - base > limit:
-        raise Refused(_KEPT.filled({"what": "copies of the blocks"}))
+        raise Refused(_KEPT_COPIES.filled({}))
 
 
 def _reference(q, blocks):

@@ -275,7 +275,7 @@ def _merge_cases(rng):
         a = _state(S[..., :m_a], V[..., :m_a, :])
         b = _state(S[..., m_a:], V[..., m_a:, :])
         sizes = {"n": n, "d_v": d_v}
-        note = "scores up to ~100" if size > 1 else ""
+        note = N_("scores up to ~100") if size > 1 else ""
         cases.append(
             ck.make_case(
                 ("m_a", "l_a", "acc_a", "m_b", "l_b", "acc_b"),
@@ -490,12 +490,12 @@ def _tile_cases(rng):
     cases = []
     for n, m, block_q, block_k, size, note in [
         (8, 8, 2, 2, 1.0, ""),
-        (13, 13, 4, 3, 1.0, "tiles of unequal sizes"),
-        (5, 12, 2, 4, 1.0, "n < m: new tokens after a cache"),
-        (9, 4, 3, 2, 1.0, "n > m: the first queries see nothing"),
-        (16, 16, 4, 4, 20.0, "large scores"),
-        (7, 20, 7, 6, 20.0, "one query tile, large scores"),
-        (2048, 2048, 128, 128, 1.0, "long: memory watched"),
+        (13, 13, 4, 3, 1.0, N_("tiles of unequal sizes")),
+        (5, 12, 2, 4, 1.0, N_("n < m: new tokens after a cache")),
+        (9, 4, 3, 2, 1.0, N_("n > m: the first queries see nothing")),
+        (16, 16, 4, 4, 20.0, N_("large scores")),
+        (7, 20, 7, 6, 20.0, N_("one query tile, large scores")),
+        (2048, 2048, 128, 128, 1.0, N_("long: memory watched")),
     ]:
         Q = rng.normal(scale=math.sqrt(size), size=(n, 6))  # (n, d_k)
         K = rng.normal(scale=math.sqrt(size), size=(m, 6))  # (m, d_k)

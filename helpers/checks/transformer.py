@@ -345,10 +345,16 @@ def check_decode_step(fn, *, seed=0):
     cases = []
     for n, d_k, d_v in [(1, 4, 3), (5, 4, 6), (7, 8, 2)]:
         Q, K, V = (rng.standard_normal((n, d)) for d in (d_k, d_k, d_v))
-        label = (
-            f"{n} token{'s' if n > 1 else ''} decoded one at a time from an empty "
-            f"cache: q and k ({d_k},), v ({d_v},) at each step"
-        )
+        if n == 1:
+            label = _(
+                "1 token decoded one at a time from an empty cache: q and k "
+                "({d_k},), v ({d_v},) at each step"
+            ).format(d_k=d_k, d_v=d_v)
+        else:
+            label = _(
+                "{n} tokens decoded one at a time from an empty cache: q and k "
+                "({d_k},), v ({d_v},) at each step"
+            ).format(n=n, d_k=d_k, d_v=d_v)
         sizes = {"n": n, "d_k": d_k, "d_v": d_v}
         cases.append(ck.Case(label, ("Q", "K", "V"), (Q, K, V), {}, sizes))
 
