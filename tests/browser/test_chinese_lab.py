@@ -192,3 +192,22 @@ def test_every_chinese_slide_is_a_slide(browser, zh_decks):
     assert not report, f"{len(report)} slides are not slides:\n" + "\n".join(
         report[:30]
     )
+
+
+@pytest.mark.slow
+@pytest.mark.zh
+def test_every_chinese_deck_image_has_a_chinese_description(zh_decks):
+    """No <img> of a Chinese deck without a Chinese description (the pages'
+    rule, tests/browser/test_chinese_pages.py)."""
+    from .alt_text import images
+    from .test_chinese_pages import bad_zh_alt
+
+    problems, counted = [], 0
+    for deck in zh_decks:
+        for alt, cls in images(deck):
+            counted += 1
+            why = bad_zh_alt(alt)
+            if why:
+                problems.append(f"{deck.name}: img.{cls or '?'} alt {why}: {alt!r}")
+    assert counted > 20, f"only {counted} images in the Chinese decks"
+    assert problems == [], "\n".join(problems[:10])
