@@ -9,6 +9,7 @@ is printed only once the answer is right. (``check_softmax_jacobian`` and
 """
 
 import contextlib
+import functools
 import io
 import math
 import re
@@ -72,17 +73,31 @@ def _measured_std(d_k, scaled, rng, pairs=20_000):
     return float((s / math.sqrt(d_k) if scaled else s).std())
 
 
+_STD_CASES = tuple(
+    (d_k, scaled) for d_k in (100, 9, 400, 1) for scaled in (False, True)
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _measured_stds(seed):
+    """The spreads the checker measures for ``seed``, case by case (_STD_CASES,
+    drawn in that order from one generator). Kept per seed: a draw takes about
+    a second, and a lesson's checks and the tests ask for the same seed again
+    and again; the numbers are the same either way."""
+    rng = np.random.default_rng(seed)
+    return tuple(_measured_std(d_k, scaled, rng) for d_k, scaled in _STD_CASES)
+
+
 def check_predict_score_std(fn, *, seed=0):
     """Check ``fn(d_k, scaled) -> std``: the spread of q.k, or of q.k / sqrt(d_k).
 
     The checker samples 20 000 pairs of standard-normal vectors for each case
     (d_k = 100, 9, 400 and 1, scaled and not) and compares within 5 %.
     """
-    rng = np.random.default_rng(seed)
-    cases, measured = [], {}
+    measured = dict(zip(_STD_CASES, _measured_stds(seed), strict=True))
+    cases = []
     for d_k in (100, 9, 400, 1):
         for scaled in (False, True):
-            measured[d_k, scaled] = _measured_std(d_k, scaled, rng)
             cases.append(
                 ck.make_case(
                     ("d_k", "scaled"),
