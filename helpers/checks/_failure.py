@@ -13,13 +13,67 @@ no template any more, so translating it again leaves it as it is.
 """
 
 import dataclasses
+import re
 import textwrap
+import unicodedata
 from dataclasses import dataclass, field
 
 from helpers.i18n import _
 
 _WIDTH = 88
 _CJK_END = ("。", "！", "？", "…")
+
+
+_WIDE = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"  # Han, CJK and full-width signs
+_UNITS = re.compile(rf"[{_WIDE}]|\s+|[^\s{_WIDE}]+")
+_CLOSERS = "，。；：、！？）」》…"  # never start a line
+_OPENERS = "（「《"  # never end one
+
+
+def _columns(text):
+    """The display width of ``text``: a Han character or full-width sign is 2."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _units(text):
+    """``text`` cut where a line may break: between Han characters, at spaces;
+    a closing sign stays with what it closes, an opening one with what follows."""
+    units = []
+    for unit in _UNITS.findall(text):
+        if units and (unit[0] in _CLOSERS or units[-1][-1] in _OPENERS):
+            if not unit.isspace() and not units[-1].isspace():
+                units[-1] += unit
+                continue
+        units.append(unit)
+    return units
+
+
+def wrap(text, width=_WIDTH, initial_indent="", subsequent_indent=""):
+    """``text`` as lines of at most ``width`` columns. English is wrapped as
+    textwrap does (at spaces, hyphens and long words kept whole); Chinese, which
+    has no spaces, between any two Han characters, each two columns wide."""
+    if not re.search(f"[{_WIDE}]", text):
+        return textwrap.wrap(
+            text,
+            width,
+            initial_indent=initial_indent,
+            subsequent_indent=subsequent_indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    lines, line, space = [], initial_indent, ""
+    for unit in _units(" ".join(text.split())):
+        if unit.isspace():
+            space = " "
+            continue
+        fits = _columns(line + space + unit) <= width
+        if fits or not line.strip():
+            line += space + unit if line.strip() else unit
+        else:
+            lines.append(line)
+            line = subsequent_indent + unit
+        space = ""
+    return lines + [line] if line.strip() else lines
 
 
 def fill(template, facts):
@@ -183,13 +237,8 @@ class CheckFailed(AssertionError):
 
     def _render_traceback_(self):
         red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
-        lines = textwrap.wrap(
-            f"✗ {self.checker}: {self.diagnosis}",
-            _WIDTH,
-            subsequent_indent="  ",
-            break_on_hyphens=False,
-            break_long_words=False,
-        ) or [f"✗ {self.checker}"]
+        lines = wrap(f"✗ {self.checker}: {self.diagnosis}", subsequent_indent="  ")
+        lines = lines or [f"✗ {self.checker}"]
         lines[0] = f"{red}{bold}{lines[0]}{reset}"
         extra = (
             self.case,
@@ -198,12 +247,5 @@ class CheckFailed(AssertionError):
         )
         for text in extra:
             if text:
-                lines += textwrap.wrap(
-                    text,
-                    _WIDTH,
-                    initial_indent="  ",
-                    subsequent_indent="    ",
-                    break_on_hyphens=False,
-                    break_long_words=False,
-                )
+                lines += wrap(text, initial_indent="  ", subsequent_indent="    ")
         return lines

@@ -11,13 +11,14 @@ written in the check cell. The build exercise, 9.4, has its checker in
 ``helpers.checks.recall``. No torch here: ``train`` is the lesson's.
 """
 
+import dataclasses
 import math
-import textwrap
 
 import numpy as np
 
 from helpers.checks import _engine as ck
-from helpers.i18n import _
+from helpers.checks._failure import wrap
+from helpers.i18n import N_, _
 
 __all__ = [
     "check_d_k_experiment",
@@ -49,11 +50,18 @@ _QUICK_CHANGED = ck.Mistake(
 
 
 _UNKNOWN_KEY = ck.Mistake(
-    symptom="your config has {unknown}, which {is_are} not a key of the config: "
+    symptom="your config has {unknown}, which is not a key of the config: "
     "QUICK's keys are {keys}",
     why="a dict takes any key without complaint: train never reads a misspelt "
     "one, so the run would quietly keep QUICK's value of the key you meant",
     fix="spell the key as QUICK does: {change}",
+    key="your config has {unknown}, which {is_are} not a key of the config: "
+    "QUICK's keys are {keys}",
+)
+_UNKNOWN_KEYS = dataclasses.replace(
+    _UNKNOWN_KEY,
+    symptom="your config has {unknown}, which are not keys of the config: "
+    "QUICK's keys are {keys}",
 )
 _MISSING_KEY = ck.Mistake(
     symptom="your config has no {missing}: it must hold every key of QUICK ({keys})",
@@ -79,10 +87,17 @@ _UNCHANGED = ck.Mistake(
 )
 _EXTRA_CHANGE = ck.Mistake(
     symptom="your config also changes {extra}, which this experiment leaves as "
-    "QUICK has {them_it}",
+    "QUICK has it",
     why="an experiment changes one thing at a time, so that the change explains "
     "the difference with the baseline; a second change would share the credit",
     fix="leave {extra} as in QUICK: {change}",
+    key="your config also changes {extra}, which this experiment leaves as "
+    "QUICK has {them_it}",
+)
+_EXTRA_CHANGES = dataclasses.replace(
+    _EXTRA_CHANGE,
+    symptom="your config also changes {extra}, which this experiment leaves as "
+    "QUICK has them",
 )
 
 
@@ -101,11 +116,8 @@ def _config_problem(config, quick, expected):
     facts = {"keys": _keys(expected), "change": change}
     unknown = [k for k in config if k not in expected]
     if unknown:
-        return _UNKNOWN_KEY.format(
-            **facts,
-            unknown=_keys(unknown),
-            is_are="is" if len(unknown) == 1 else "are",
-        )
+        mistake = _UNKNOWN_KEY if len(unknown) == 1 else _UNKNOWN_KEYS
+        return mistake.format(**facts, unknown=_keys(unknown))
     missing = [k for k in expected if k not in config]
     if missing:
         return _MISSING_KEY.format(**facts, missing=_keys(missing))
@@ -115,8 +127,8 @@ def _config_problem(config, quick, expected):
             return mistake.format(**facts, key=f"`{key}`", value=config[key])
     extra = [k for k in expected if config[k] != expected[k]]
     if extra:
-        them_it = "it" if len(extra) == 1 else "them"
-        return _EXTRA_CHANGE.format(**facts, extra=_keys(extra), them_it=them_it)
+        mistake = _EXTRA_CHANGE if len(extra) == 1 else _EXTRA_CHANGES
+        return mistake.format(**facts, extra=_keys(extra))
     return None
 
 
@@ -172,7 +184,7 @@ def _run_experiment(name, fn, train, quick, baseline, count):
 
 # What each run showed, told once the learner's prediction has passed: written
 # here rather than in the lesson, so that no answer sits above a check cell.
-_D_K_HAPPENED = (
+_D_K_HAPPENED = N_(
     "In one dimension the scores q_t k_s rank the slots the same way whatever the "
     "question: a positive q_t by k_s, a negative one in reverse. So a question can "
     "only point at the slot with the largest or the smallest key; it is right when "
@@ -182,7 +194,7 @@ _D_K_HAPPENED = (
     "among many keys needs enough dimensions to tell them apart, one reason real "
     "models use d_k = 64 or 128 per head."
 )
-_SCALE_HAPPENED = (
+_SCALE_HAPPENED = N_(
     'Without the scale the untrained model is already "sure" of itself: each '
     "question puts almost all its weight on one slot, chosen by the random initial "
     "weights. The gradients through a saturated softmax are tiny, so the first "
@@ -192,7 +204,7 @@ _SCALE_HAPPENED = (
     "task, such a start can stall training much longer: dividing by sqrt(d_k) is "
     "cheap insurance that the softmax starts soft."
 )
-_MASK_HAPPENED = (
+_MASK_HAPPENED = N_(
     "A flipped mask does not crash and gives no NaN; the loss even goes down a "
     "little, to ln 10, the loss of a uniform guess (the readout learns that every "
     "digit is equally likely). It silently makes the task impossible: every "
@@ -203,10 +215,14 @@ _MASK_HAPPENED = (
 )
 
 
+_RIGHT = N_("your prediction was right: {seen}")
+
+
 def _passed(name, result, happened):
     """Print the success line, then what happened, wrapped for a notebook."""
     print(_("✓ {name}: {result}").format(name=name, result=result))
-    print(textwrap.fill(f"What happened: {happened}", 88, break_on_hyphens=False))
+    text = _("What happened: {happened}").format(happened=_(happened))
+    print("\n".join(wrap(text)))
 
 
 def _predicted(name, fn, pairs):
@@ -232,15 +248,18 @@ def check_d_k_experiment(fn, train=None, quick=None, baseline=None):
     _check_config(name, fn, config, frozen, expected)
     run = train(dict(config))
     observed = run["accuracy"][-1]
-    seen = f"accuracy {observed:.2f} with d_k = 1 (d_k = {frozen['d_k']}: "
-    seen += f"{baseline['accuracy'][-1]:.2f})"
-    why = (
+    seen = _("accuracy {observed} with d_k = 1 (d_k = {d_k}: {baseline})").format(
+        observed=f"{observed:.2f}",
+        d_k=frozen["d_k"],
+        baseline=f"{baseline['accuracy'][-1]:.2f}",
+    )
+    why = N_(
         "with d_k = 1 the score q_t * k_s is a product of two numbers: for a "
         "positive q_t it is largest at the largest k_s whatever key was asked, so "
         "a question can only point at the slot with the largest or smallest key"
     )
     _predicted(name, fn, [("prediction", prediction, observed > 0.9, seen, why)])
-    _passed(name, f"your prediction was right: {seen}", _D_K_HAPPENED)
+    _passed(name, _(_RIGHT).format(seen=seen), _D_K_HAPPENED)
     return True
 
 
@@ -259,11 +278,11 @@ def check_scale_experiment(fn, train=None, quick=None, baseline=None):
         return run["accuracy"][run["step"].index(100)]
 
     top = unscaled["max_weight"][0]
-    seen_sat = f"the unscaled model's mean largest weight at step 0 is {top:.2f}"
-    seen_sat += f" (scaled: {scaled['max_weight'][0]:.2f})"
-    seen_slow = (
-        f"accuracy at step 100: unscaled {at_100(unscaled):.2f}, scaled "
-        f"{at_100(scaled):.2f}"
+    seen_sat = _(
+        "the unscaled model's mean largest weight at step 0 is {top} (scaled: {scaled})"
+    ).format(top=f"{top:.2f}", scaled=f"{scaled['max_weight'][0]:.2f}")
+    seen_slow = _("accuracy at step 100: unscaled {unscaled}, scaled {scaled}").format(
+        unscaled=f"{at_100(unscaled):.2f}", scaled=f"{at_100(scaled):.2f}"
     )
     _predicted(
         name,
@@ -274,23 +293,28 @@ def check_scale_experiment(fn, train=None, quick=None, baseline=None):
                 saturated,
                 top > 0.9,
                 seen_sat,
-                "unscaled scores at d_k = 256 spread about 23: exp(23) against "
-                "exp(0) makes the softmax nearly one-hot on whichever slot is "
-                "largest by chance",
+                N_(
+                    "unscaled scores at d_k = 256 spread about 23: exp(23) against "
+                    "exp(0) makes the softmax nearly one-hot on whichever slot is "
+                    "largest by chance"
+                ),
             ),
             (
                 "slower",
                 slower,
                 at_100(unscaled) < at_100(scaled),
                 seen_slow,
-                "a saturated softmax has near-zero gradients (lesson 04): the "
-                "unscaled model starts slowly, stuck on random slots",
+                N_(
+                    "a saturated softmax has near-zero gradients (lesson 04): the "
+                    "unscaled model starts slowly, stuck on random slots"
+                ),
             ),
         ],
     )
-    _passed(
-        name, f"both predictions were right: {seen_sat}; {seen_slow}", _SCALE_HAPPENED
+    both = _("both predictions were right: {first}; {second}").format(
+        first=seen_sat, second=seen_slow
     )
+    _passed(name, both, _SCALE_HAPPENED)
     return True
 
 
@@ -302,16 +326,20 @@ def check_mask_experiment(fn, train=None, quick=None, baseline=None):
     _check_config(name, fn, config, frozen, expected)
     run = train(dict(config))
     observed = run["accuracy"][-1]
-    seen = (
-        f"accuracy {observed:.2f} (chance 0.10), final loss {run['loss'][-1]:.2f} "
-        f"(a uniform guess: ln 10 = {math.log(10):.2f}), largest weight on the "
-        f"right key at any checkpoint {max(run['weight_on_key']):.2f}"
+    seen = _(
+        "accuracy {observed} (chance 0.10), final loss {loss} (a uniform guess: "
+        "ln 10 = {ln10}), largest weight on the right key at any checkpoint {top}"
+    ).format(
+        observed=f"{observed:.2f}",
+        loss=f"{run['loss'][-1]:.2f}",
+        ln10=f"{math.log(10):.2f}",
+        top=f"{max(run['weight_on_key']):.2f}",
     )
-    why = (
+    why = N_(
         "with the mask flipped a question may only look at the padding slots, "
         "which hold no information; a full memory has no visible slot at all "
         "(zero weights, a zero output)"
     )
     _predicted(name, fn, [("prediction", prediction, observed > 0.3, seen, why)])
-    _passed(name, f"your prediction was right: {seen}", _MASK_HAPPENED)
+    _passed(name, _(_RIGHT).format(seen=seen), _MASK_HAPPENED)
     return True

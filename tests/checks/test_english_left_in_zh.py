@@ -102,3 +102,70 @@ def test_every_planted_mistake_is_told_in_chinese(topic, module, monkeypatch):
     assert not leaks, f"{len(leaks)} texts with English in {topic}:\n" + "\n".join(
         f"  {words}: {text}" for words, text in list(leaks.items())[:6]
     )
+
+
+# Lesson 09's experiments take a trainer, so the topic file lists them apart:
+# each wrong config, a wrong prediction of each experiment, and each success
+# line with its "What happened" paragraph.
+_CAPSTONE_ANSWERS = [
+    (checks.check_d_k_experiment, {"d_k": 1}, (True,)),
+    (checks.check_scale_experiment, {"d_k": 256, "scaled": False}, (False, False)),
+    (checks.check_mask_experiment, {"mask": "flipped"}, (True,)),
+]
+
+
+def test_the_capstone_experiments_are_told_in_chinese(monkeypatch):
+    from tests.checks.test_capstone import QUICK_AS_DEFINED, WRONG_CONFIGS, fake_train
+
+    monkeypatch.setenv("COURSE_LANG", "zh")
+    quick = dict(QUICK_AS_DEFINED)
+    baseline = fake_train(quick)
+    runs = [
+        (checks.check_d_k_experiment, lambda m=m: m(quick)) for m, _ in WRONG_CONFIGS
+    ]
+    runs += [(checks.check_d_k_experiment, lambda: ({**quick, "dk": 1, "dq": 2}, 0))]
+    runs += [(checks.check_d_k_experiment, lambda: ({**quick, "steps": 1}, False))]
+    for checker, change, wrong in _CAPSTONE_ANSWERS:
+        right = tuple(not said for said in wrong)
+        for said in (wrong, right):
+            runs.append((checker, lambda c=change, s=said: ({**quick, **c}, *s)))
+    texts = []
+    for checker, fn in runs:
+        _hints.reset()
+        for _attempt in (1, 2):
+            printed = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(printed):
+                    checker(fn, fake_train, quick, baseline)
+            except CheckFailed as err:
+                texts.append(err.args[0])
+            texts.append(printed.getvalue())
+    assert sum("✓" in text for text in texts) == 2 * len(_CAPSTONE_ANSWERS)
+    leaks = {" ".join(w): t for t in texts if (w := english_words(t))}
+    assert not leaks, "\n".join(f"  {words}: {text}" for words, text in leaks.items())
+
+
+def test_chinese_is_wrapped_by_display_width_and_english_as_textwrap_does():
+    import textwrap
+
+    from helpers.checks._failure import _columns, wrap
+
+    text = (
+        "✗ check_decoder_mask: 你的填充边界差了一个键：lengths = [6, 4, 5] 时，"
+        "序列 b 的真实键是前 lengths[b] 个位置，而你的掩码还让它们读取了键 "
+        "lengths[b]。原因：位置从 0 开始，所以序列 b 的真实键是 j = 0 .. "
+        "lengths[b] - 1（键 j = lengths[b] 已经是第一个填充位置）"
+    )
+    lines = wrap(text, 40, subsequent_indent="  ")
+    assert len(lines) > 3 and all(_columns(line) <= 40 for line in lines)
+    assert not any(line.strip()[0] in "，。；：、）" for line in lines[1:])
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    english = "your padding boundary is one key off: " * 5
+    assert wrap(english, 30, "  ", "    ") == textwrap.wrap(
+        english,
+        30,
+        initial_indent="  ",
+        subsequent_indent="    ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
