@@ -4,6 +4,7 @@ Two commands (run from the repository root with the course venv):
 
     python tools/nbgrader_course.py meta notebooks/[0-9]*.ipynb
     python tools/nbgrader_course.py course build/nbgrader [--lessons 01,02]
+    python tools/nbgrader_course.py course build/nbgrader-zh --lang zh
 
 `meta` gives each lesson's exercise cells the metadata nbgrader reads, in place
 (idempotent; `--check` only reports lessons that lack it, exit 1):
@@ -24,13 +25,23 @@ metadata applied (whether or not the lesson already carries it). Then, in DEST:
     nbgrader autograde lesson_01                # run and score each submission
     nbgrader generate_feedback lesson_01        # feedback/: the checkers' messages
 
+`course DEST --lang zh` lays out the Chinese edition's course (its own folder
+and course id, attention-step-by-step-zh): source/lesson_NN/ from notebooks/zh/,
+the Chinese stub (tools/i18n_build.py STUB), and a config whose kernels (those
+nbgrader starts to autograde or validate) set COURSE_LANG=zh before the first
+cell, so the checkers speak Chinese (helpers/i18n.py: the folders nbgrader runs
+a submission in, autograded/<student>/lesson_NN/, are not named zh, so the
+folder rule would not).
+
 The released notebooks have the same cells and sources as the student copies
 from `make student` (tools/coursebuild.py: the test markers moved to cell
-metadata, links rewritten); only nbgrader's own cell metadata is added. Their
+metadata, links rewritten), or for --lang zh as notebooks/zh/student/ (`python
+-m tools.i18n student`); only nbgrader's own cell metadata is added. Their
 outputs differ: nbgrader's generate_assignment clears every output (its
 ClearOutput step), where a student copy keeps the outputs above the exercises.
 tests/course/test_nbgrader.py checks both claims and grades a solved, an
-unsolved and a broken submission.
+unsolved and a broken submission; tests/course/test_nbgrader_zh.py the same
+of the Chinese course, with a solved and an unsolved submission.
 """
 
 import argparse
@@ -45,6 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(REPO))
 
+from tools import i18n_build  # noqa: E402
 from tools.coursebuild import (  # noqa: E402
     BEGIN,
     END,
@@ -63,8 +75,8 @@ import re
 
 IMPORTS = re.compile(r"^\\s*(import|from)\\s", re.M)
 c = get_config()  # noqa: F821
-c.CourseDirectory.course_id = "attention-step-by-step"
-# the stub `make student` puts where a solution was (tools/coursebuild.py)
+c.CourseDirectory.course_id = {course_id!r}
+{language}# the stub {student} puts where a solution was
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 c.ClearSolutions.begin_solution_delimeter = {begin!r}
 c.ClearSolutions.end_solution_delimeter = {end!r}
@@ -85,8 +97,40 @@ c.OverwriteCells.add_missing_cells = True
 '''
 
 
-def lessons():
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+COURSE_ID = "attention-step-by-step"
+# an IPython kernel's option: a line it runs at start, before any cell (no name is
+# left in the notebook's namespace, no execution count used)
+ZH_KERNEL = "--IPKernelApp.exec_lines=__import__('os').environ['COURSE_LANG'] = 'zh'"
+# what differs between the English course and the Chinese one
+EDITIONS = {
+    "en": {
+        "course_id": COURSE_ID,
+        "folder": NOTEBOOKS,
+        "stub": STUB,
+        "student": "`make student` (tools/coursebuild.py)",
+        "links": relink,
+        "language": "",
+    },
+    "zh": {
+        "course_id": f"{COURSE_ID}-zh",
+        "folder": i18n_build.ZH,
+        "stub": i18n_build.STUB,
+        "student": "`make student-zh` (tools/i18n_build.py)",
+        "links": i18n_build.student_links,
+        # the kernels nbgrader starts (to autograde, to validate) and only they get
+        # COURSE_LANG=zh, set before the notebook's first cell: the helpers'
+        # messages in Chinese (helpers/i18n.py), the nbgrader process untouched
+        "language": (
+            "# the Chinese edition: the kernels nbgrader starts set COURSE_LANG=zh\n"
+            "# first, so the checkers' messages are Chinese (helpers/i18n.py)\n"
+            f"c.Execute.extra_arguments = [{ZH_KERNEL!r}]\n"
+        ),
+    },
+}
+
+
+def lessons(lang="en"):
+    return sorted(EDITIONS[lang]["folder"].glob("[0-9][0-9]_*.ipynb"))
 
 
 def nbgrader_metadata(nb):
@@ -166,16 +210,24 @@ def assignment_name(path):
     return f"lesson_{Path(path).name[:2]}"
 
 
-def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None):
+def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None, lang="en"):
     """An nbgrader course folder at dest: config and source/lesson_NN/.
 
     ``timeout``: seconds per cell when autograding; ``import_timeout`` (default
-    the same): seconds for a cell with an import statement."""
+    the same): seconds for a cell with an import statement; ``lang``: ``en``
+    (the lessons of notebooks/) or ``zh`` (notebooks/zh/, Chinese stub and
+    kernels)."""
+    if lang not in EDITIONS:
+        raise ValueError(f"lang must be one of {sorted(EDITIONS)}, not {lang!r}")
+    edition = EDITIONS[lang]
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "nbgrader_config.py").write_text(
         CONFIG.format(
-            stub=STUB,
+            course_id=edition["course_id"],
+            language=edition["language"],
+            student=edition["student"],
+            stub=edition["stub"],
             begin="BEGIN SOLUTION",
             end="END SOLUTION",
             timeout=timeout,
@@ -183,7 +235,7 @@ def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None):
         )
     )
     names = []
-    for path in lesson_paths or lessons():
+    for path in lessons(lang) if lesson_paths is None else lesson_paths:
         path = Path(path)
         folder = dest / "source" / assignment_name(path)
         if folder.exists():
@@ -193,7 +245,7 @@ def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None):
         nb.metadata.pop("widgets", None)  # as make student: no stale widget state
         for cell in nb.cells:  # as make student: no test markers, links relinked
             if cell.cell_type == "markdown":
-                cell.source = relink(cell.source)
+                cell.source = edition["links"](cell.source)
             elif cell.cell_type == "code":
                 move_test_markers(cell)
         nbformat.write(nb, folder / path.name)
@@ -210,6 +262,12 @@ def main(argv=None):
     course = sub.add_parser("course", help="write an nbgrader course folder")
     course.add_argument("dest", type=Path)
     course.add_argument("--lessons", help="comma-separated numbers, e.g. 01,02")
+    course.add_argument(
+        "--lang",
+        choices=sorted(EDITIONS),
+        default="en",
+        help="zh: the Chinese edition's course (notebooks/zh/), in its own DEST",
+    )
     course.add_argument("--timeout", type=int, default=60, help="seconds per cell")
     course.add_argument(
         "--import-timeout", type=int, help="seconds for a cell that imports"
@@ -225,14 +283,18 @@ def main(argv=None):
             print(f"all {len(paths)} lessons carry nbgrader metadata")
         return 1 if args.check and lacking else 0
 
-    chosen = lessons()
+    chosen = lessons(args.lang)
     if args.lessons:
         numbers = set(args.lessons.split(","))
         chosen = [p for p in chosen if p.name[:2] in numbers]
         if not chosen:
             parser.error(f"no lesson numbered {args.lessons}")
     for name in write_course(
-        args.dest, chosen, timeout=args.timeout, import_timeout=args.import_timeout
+        args.dest,
+        chosen,
+        timeout=args.timeout,
+        import_timeout=args.import_timeout,
+        lang=args.lang,
     ):
         print(f"nbgrader source: {args.dest / 'source' / name}")
     return 0
