@@ -11,6 +11,8 @@ grows; it imports torch (through ``helpers.induction``), so ``helpers.checks``
 loads this module on first use.
 """
 
+import dataclasses
+
 import numpy as np
 
 from helpers.checks import _engine as ck
@@ -133,7 +135,7 @@ def _induction_cases(rng):
                 lengths,
                 sizes=sizes,
                 facts={"lengths": lengths.tolist()},
-                note=f"repeat lengths P = {lengths.tolist()}",
+                note=_("repeat lengths P = {lengths}").format(lengths=lengths.tolist()),
             )
         )
     return cases
@@ -220,13 +222,22 @@ def fixed_repeat_run(config):
 
 
 _WRONG_PREDICTION = ck.Mistake(
-    symptom="you predicted that layer 1 {predicted} grow a previous-token head; "
+    symptom="you predicted that layer 1 would grow a previous-token head; "
     "after 400 steps its heads' previous-token scores are {scores} (a head "
     "counts above 0.3)",
     why="with the repeat always at position 16, the token to copy at position i "
     "always sits at i - 15: a head can find it from the position embeddings "
     "alone, so nothing rewards layer 1 for writing the previous token",
     fix="return False",
+    key="you predicted that layer 1 {predicted} grow a previous-token head; "
+    "after 400 steps its heads' previous-token scores are {scores} (a head "
+    "counts above 0.3)",
+)
+_WRONG_PREDICTION_NOT = dataclasses.replace(
+    _WRONG_PREDICTION,
+    symptom="you predicted that layer 1 would not grow a previous-token head; "
+    "after 400 steps its heads' previous-token scores are {scores} (a head "
+    "counts above 0.3)",
 )
 
 
@@ -258,14 +269,11 @@ def check_fixed_repeat_prediction(fn, config):
     previous = run["previous_token"][-1, 0]  # (num_heads,) layer-1 heads
     grown = bool(previous.max() > 0.3)
     if bool(answer) != grown:
-        facts = {
-            "predicted": "would" if answer else "would not",
-            "scores": np.round(previous, 2).tolist(),
-        }
+        mistake = _WRONG_PREDICTION if answer else _WRONG_PREDICTION_NOT
         raise ck.CheckFailed(
             name,
-            _WRONG_PREDICTION.filled(facts),
-            "repeats of length 16, 400 steps",
+            mistake.filled({"scores": np.round(previous, 2).tolist()}),
+            _("repeats of length 16, 400 steps"),
             ck.defined_at(fn),
         )
     print(

@@ -218,7 +218,9 @@ def check_mask_conversion(fn, *, seed=7):
             ("mask", "convention"),
             theirs,
             convention,
-            note=f"padding lengths {tuple(int(x) for x in lengths)}",
+            note=_("padding lengths {lengths}").format(
+                lengths=tuple(int(x) for x in lengths)
+            ),
         )
         got = ck.to_arrays(
             ck.call(name, fn, case, "to_ours(mask, convention)", ""),

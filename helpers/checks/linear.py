@@ -242,7 +242,7 @@ def _memory_probe(name, fn):
             K,
             V,
             causal=causal or None,
-            note=f"a long sequence, n = m = {BIG}",
+            note=_("a long sequence, n = m = {n}").format(n=BIG),
         )
         got, peak = _peak_and_result(name, fn, case, "linear_attention(Q, K, V, ...)")
         where = _("inputs: {label}").format(label=case.label)

@@ -232,7 +232,10 @@ def check_zero_weights(fn, *, lengths=(4, 2, 0)):
     padding_zero = np.broadcast_to(
         ~anp.padding_mask(np.array(lengths), n)[:, 0], actual.shape
     )
-    case = ck.make_case((), note=f"padding lengths {tuple(lengths)} and a causal mask")
+    note = _("padding lengths {lengths} and a causal mask").format(
+        lengths=tuple(lengths)
+    )
+    case = ck.make_case((), note=note)
     out = ck.Out("prediction", f"(batch, n, n) = {(len(lengths), n, n)}")
     got = ck.to_arrays(
         ck.call(name, fn, case, "predicted_zero_weights()", ""), (out,), fn

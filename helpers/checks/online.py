@@ -180,7 +180,11 @@ def _update_cases(trials):
             )
             state = _update_variant(*state, block, values)
         finals.append(
-            ck.make_case(("m", "l", "acc"), *state, note=f"sequence {number}")
+            ck.make_case(
+                ("m", "l", "acc"),
+                *state,
+                note=_("sequence {number}").format(number=number),
+            )
         )
     return cases, finals
 

@@ -416,7 +416,7 @@ def _layer_cases(rng):
         d_model = shape[-1]
         X = size * rng.standard_normal(shape)  # (..., n, d_model)
         sigma = 1 / math.sqrt(d_model)
-        W_Q, W_K = (rng.normal(scale=sigma, size=(d_model, d_k)) for _ in "QK")
+        W_Q, W_K = (rng.normal(scale=sigma, size=(d_model, d_k)) for _letter in "QK")
         W_V = rng.normal(scale=sigma, size=(d_model, d_v))  # (d_model, d_v)
         W_O = rng.normal(scale=1 / math.sqrt(d_v), size=(d_v, d_out))  # (d_v, d_out)
         scores = (X @ W_Q) @ np.swapaxes(X @ W_K, -1, -2) / math.sqrt(d_k)
@@ -440,7 +440,9 @@ def _layer_cases(rng):
                 sizes=sizes,
                 facts=facts,
                 large=size > 1,
-                note=f"scores up to {facts['max_score']:.0f}" if size > 1 else "",
+                note=_("scores up to {top}").format(top=f"{facts['max_score']:.0f}")
+                if size > 1
+                else "",
             )
         )
     W = np.array([[1, 0], [0, 1], [0, 0]])  # seed 003's W_Q = W_K = W_V

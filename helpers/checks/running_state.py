@@ -294,7 +294,7 @@ def _causal_memory_probe(name, fn):
         phi_Q,
         phi_K,
         V,
-        note=f"a long sequence, n = m = {BIG}",
+        note=_("a long sequence, n = m = {n}").format(n=BIG),
     )
     got, peak = _peak_and_result(
         name, fn, case, "causal_linear_attention(phi_Q, phi_K, V)"
