@@ -155,7 +155,6 @@ def zh_course(tmp_path_factory):
         os.environ["PATH"] = path
 
 
-@pytest.mark.zh
 def test_generate_assignment_equals_the_chinese_student_copy(zh_course):
     root, names = zh_course
     assert names == [f"lesson_{p.name[:2]}" for p in lessons("zh")]
