@@ -155,6 +155,8 @@ def zh_course(tmp_path_factory):
         os.environ["PATH"] = path
 
 
+@pytest.mark.slow  # as the English release of every lesson (test_nbgrader.py)
+@pytest.mark.zh
 def test_generate_assignment_equals_the_chinese_student_copy(zh_course):
     root, names = zh_course
     assert names == [f"lesson_{p.name[:2]}" for p in lessons("zh")]
