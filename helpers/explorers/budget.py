@@ -23,6 +23,7 @@ from helpers.explorers.budget_maths import (
     top_k_stats,
 )
 from helpers.explorers.readouts import SEP, span
+from helpers.i18n import N_
 from helpers.plotting import FONT_SIZE
 
 __all__ = ["CONTEXT_CHOICES", "KVBudgetExplorer", "TopKExplorer"]
@@ -68,10 +69,13 @@ class KVBudgetExplorer(render.Explorer):
         control = render.make_control
         sliders = {
             "context": control(
-                "context (tokens)", int(context), choices=CONTEXT_CHOICES, width="30em"
+                N_("context (tokens)"),
+                int(context),
+                choices=CONTEXT_CHOICES,
+                width="30em",
             ),
             "model": control(
-                "model",
+                N_("model"),
                 model,
                 choices={c: c for c in CONFIGS},
                 dropdown=True,
@@ -152,9 +156,13 @@ class TopKExplorer(render.Explorer):
         control = render.make_control
         ks = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
         sliders = {
-            "k": control("k (keys kept)", int(k), choices=ks, width="26em"),
+            "k": control(N_("k (keys kept)"), int(k), choices=ks, width="26em"),
             "preset": control(
-                "attention", preset, choices=TOP_K_PRESETS, dropdown=True, width="22em"
+                N_("attention"),
+                preset,
+                choices=TOP_K_PRESETS,
+                dropdown=True,
+                width="22em",
             ),
         }
         super().__init__(values, sliders)

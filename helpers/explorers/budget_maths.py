@@ -14,6 +14,7 @@ import numpy as np
 
 from helpers import _validate
 from helpers import attention_np as anp
+from helpers.i18n import N_
 from helpers.kv_cache import top_k_attention
 
 BYTES_PER_NUMBER = 2  # bfloat16, the dtype each of these configs names
@@ -131,8 +132,8 @@ def per_token_numbers(kind, *, num_heads=0, kv_heads=0, head_dim=0, d_c=0, d_rop
 
 
 TOP_K_PRESETS = {
-    "spread": "spread out (random q and k)",
-    "concentrated": "concentrated (a few keys match)",
+    "spread": N_("spread out (random q and k)"),
+    "concentrated": N_("concentrated (a few keys match)"),
 }
 
 

@@ -18,6 +18,7 @@ from helpers import plotting
 from helpers.explorers import descriptions, render
 from helpers.explorers.kernels_maths import random_feature_attention, recall_errors
 from helpers.explorers.readouts import SEP, span
+from helpers.i18n import N_
 from helpers.plotting import FONT_SIZE
 
 __all__ = ["RandomFeaturesExplorer", "RecallExplorer"]
@@ -55,9 +56,9 @@ class RandomFeaturesExplorer(render.Explorer):
         control = render.make_control
         sliders = {
             "num_features": control(
-                "features r", num_features, choices=FEATURE_CHOICES
+                N_("features r"), num_features, choices=FEATURE_CHOICES
             ),
-            "sigma": control("input std σ", float(sigma), choices=RF_SIGMA_CHOICES),
+            "sigma": control(N_("input std σ"), float(sigma), choices=RF_SIGMA_CHOICES),
             "seed": control("seed", seed, low=0, high=99),
         }
         super().__init__(values, sliders)
@@ -134,7 +135,7 @@ class RecallExplorer(render.Explorer):
         recall_errors(**values)  # validate before building anything
         control = render.make_control
         sliders = {
-            "m": control("stored pairs m", m, low=1, high=64),
+            "m": control(N_("stored pairs m"), m, low=1, high=64),
             "d_k": control("d_k", d_k, choices=RECALL_D_K_CHOICES),
             "seed": control("seed", seed, low=0, high=99),
         }

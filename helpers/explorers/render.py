@@ -29,6 +29,8 @@ import traitlets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from helpers.i18n import _
+
 DPI = 90  # with the 9-inch figures: about 810 pixels wide
 MAX_BACKGROUNDS = 16  # least recently used first out; about 1 MB each
 NICE = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)  # axis limits snap to these x 10^k
@@ -94,18 +96,22 @@ def make_control(
       choice, or ``choices`` a dict value -> label) are shown instead of values;
     - otherwise an IntSlider from ``low`` to ``high``, stretched to ``value``.
 
-    ``width`` sets the control's CSS width; sliders update while dragged.
+    ``width`` sets the control's CSS width; sliders update while dragged. The
+    description and the labels are shown in the course's language (templates
+    marked ``N_`` where they are written; a name such as ``d_k`` stays itself).
     """
     dropdown = options.pop("dropdown", False)
     width = options.pop("width", None)
     if options:
         raise TypeError(f"make_control got unknown option(s) {sorted(options)}")
     layout = ipywidgets.Layout(width=width) if width else ipywidgets.Layout()
-    common = {"description": description, "style": _STYLE, "layout": layout}
+    common = {"description": _(description), "style": _STYLE, "layout": layout}
     if choices is None and isinstance(value, bool):
         return ipywidgets.Checkbox(value=value, **common)
     if isinstance(choices, dict):
         choices, labels = list(choices), list(choices.values())
+    if labels is not None:
+        labels = [_(label) if isinstance(label, str) else label for label in labels]
     if choices is not None:
         if labels is None:
             shown = sorted({*choices, value})

@@ -34,6 +34,7 @@ from helpers.explorers.maths import (
     temperature_weights,
 )
 from helpers.explorers.render import DPI, png_bytes
+from helpers.i18n import N_, _
 from helpers.plotting import CMAP, FONT_SIZE
 
 __all__ = [
@@ -63,7 +64,10 @@ TEMPERATURE_CHOICES = (
 MAX_BARS = 64  # TemperatureExplorer draws more keys as one step outline
 SHOWN_RANKS = 32  # AttentionExplorer plots at most the 32 largest weights
 SCALE_LABELS = {"d_k": "1/√d_k", "d_model": "1/√d_model"}  # HeadsExplorer menus
-PROJECTIONS = {"random": "random N(0, 1/d_model)", "ones": "all ones (seed 003)"}
+PROJECTIONS = {
+    "random": N_("random N(0, 1/d_model)"),
+    "ones": N_("all ones (seed 003)"),
+}
 
 
 class AttentionExplorer(render.Explorer):
@@ -92,9 +96,9 @@ class AttentionExplorer(render.Explorer):
         sliders = {
             "seq_len": control("seq_len", seq_len, low=2, high=512),
             "d_k": control("d_k", d_k, choices=D_K_CHOICES),
-            "scaled": control("scale by 1/√d_k", bool(scaled)),
+            "scaled": control(N_("scale by 1/√d_k"), bool(scaled)),
             "seed": control("seed", seed, low=0, high=99),
-            "sigma": control("input std σ", float(sigma), choices=SIGMA_CHOICES),
+            "sigma": control(N_("input std σ"), float(sigma), choices=SIGMA_CHOICES),
         }
         super().__init__(values, sliders)
         fig = self.figure
@@ -185,7 +189,7 @@ class TemperatureExplorer(render.Explorer):
         labels = check_labels(labels, m, "labels", "keys")
         self.labels = labels or plotting.default_key_labels(m)
         slider = render.make_control(
-            "temperature",
+            N_("temperature"),
             float(temperature),
             choices=TEMPERATURE_CHOICES,
             width="28em",
@@ -311,9 +315,9 @@ class HeadsExplorer(render.Explorer):
             "seq_len": control("seq_len", seq_len, low=2, high=128),
             "seed": control("seed", seed, low=0, high=99),
             "scale": control(
-                "scale", scale, choices=SCALE_LABELS, dropdown=True, width="13em"
+                N_("scale"), scale, choices=SCALE_LABELS, dropdown=True, width="13em"
             ),
-            "sigma": control("input std σ", float(sigma), choices=SIGMA_CHOICES),
+            "sigma": control(N_("input std σ"), float(sigma), choices=SIGMA_CHOICES),
             "projections": control(
                 "W_Q, W_K",
                 projections,
@@ -440,10 +444,13 @@ class CheckpointExplorer(render.Explorer):
         self.query_labels = check_labels(query_labels, n, "query_labels", "queries")
         self.key_labels = check_labels(key_labels, m, "key_labels", "keys")
         slider = render.make_control(
-            "checkpoint",
+            N_("checkpoint"),
             int(step_index),
             choices=range(count),
-            labels=[f"{i + 1} of {count}" for i in range(count)],
+            labels=[
+                _("{step} of {count}").format(step=i + 1, count=count)
+                for i in range(count)
+            ],
             width="28em",
         )
         super().__init__({"step_index": int(step_index)}, {"step_index": slider})
