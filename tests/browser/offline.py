@@ -61,9 +61,21 @@ def offline_page(browser, width=1280, height=800, **options):
     context.route("http://**/*", block)
     context.route("https://**/*", block)
     page = context.new_page()
-    page.on("requestfailed", lambda r: problems.append(f"missing: {r.url}"))
+    page.on(
+        "requestfailed", lambda r: problems.append(f"missing: {r.url} ({r.failure})")
+    )
     page.on("pageerror", lambda e: problems.append(f"script error: {e}"))
     return context, page, problems
+
+
+def open_next(page, problems, path):
+    """Open ``path`` in ``page`` (one page for many files, so that the files
+    after the first read the assets from the context's cache), ``problems``
+    then being this file's only: the page is emptied first, so that what the
+    last file left loading (a font, say) is cut off before the list is cleared."""
+    page.goto("about:blank")
+    problems.clear()
+    page.goto(path.as_uri())
 
 
 def move_every_slider(browser, path):
