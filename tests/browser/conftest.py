@@ -21,6 +21,8 @@ from tools.chromium import CHROMIUM, CHROMIUM_ARGS
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+# opened and run once in JupyterLab for the explorer test and the axe check
+LESSON_01 = "01_one_query.ipynb"
 
 
 def _missing_browser():
@@ -136,3 +138,24 @@ def lab_context(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     yield context
     context.close()
+
+
+@pytest.fixture(scope="session")
+def lesson_01_in_lab(lab, lab_context):
+    """Lesson 01 opened in JupyterLab in a fresh kernel and workspace, its
+    explorer cell and the cells it needs run (test_explorers_in_lab.py's
+    open_and_run asserts that they ran); yield (page, (lesson, explorer cells)).
+
+    One page for the two tests that need it, test_explorers_in_lab.py's slider
+    test and test_accessibility.py's axe check: each used to open the lesson and
+    run its cells itself (about 13 s each, measured on 2026-12-02)."""
+    from .test_accessibility import shut_down_kernels
+    from .test_explorers_in_lab import open_and_run
+
+    base, token, _, _ = lab
+    shut_down_kernels(base, token)  # its cells count from 1 in a fresh kernel
+    page = lab_context.new_page()
+    try:
+        yield page, open_and_run(page, lab, LESSON_01)
+    finally:
+        page.close()

@@ -17,13 +17,12 @@ import urllib.request
 
 import pytest
 
-from .conftest import ARTIFACTS, REPO
+from .conftest import ARTIFACTS, LESSON_01
 from .offline import count_by_rule, describe, run_axe, serious
-from .test_explorers_in_lab import _cells_for_explorers, _explorer_cells, _run_cells
 
 pytestmark = pytest.mark.browser
 
-LESSON = "01_one_query.ipynb"
+LESSON = LESSON_01
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 # the course's content in JupyterLab: what the lesson's cells put out
 CONTENT = {"include": [[f"{PANEL} .jp-OutputArea"]]}
@@ -58,10 +57,9 @@ def course_findings(violations):
 
 
 def shut_down_kernels(base, token):
-    """End every kernel session of the server: this test and
-    test_explorers_in_lab.py share one JupyterLab (conftest.py's TOGETHER) and
-    both open lesson 01, which must start in a fresh kernel each time (their
-    checks count its cells from 1)."""
+    """End every kernel session of the server: this file and
+    test_explorers_in_lab.py share one JupyterLab (conftest.py's TOGETHER), and
+    lesson 01 must start in a fresh kernel (the checks count its cells from 1)."""
     with urllib.request.urlopen(f"{base}/api/sessions?token={token}") as reply:
         sessions = json.load(reply)
     for session in sessions:
@@ -69,18 +67,13 @@ def shut_down_kernels(base, token):
         urllib.request.urlopen(urllib.request.Request(url, method="DELETE")).close()
 
 
-def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
+def test_a_lesson_in_jupyterlab_meets_wcag_aa(lesson_01_in_lab):
     """Lesson 01 in JupyterLab, its explorer run and drawn: axe finds no serious
     or critical violation in the notebook's output areas; JupyterLab's chrome
-    is reported."""
-    base, token, _, _ = lab
-    nb, explorer_cells = _explorer_cells(REPO / "notebooks" / LESSON)
-    shut_down_kernels(base, token)
-    page = lab_context.new_page()
+    is reported. (The lesson is opened and run once for this test and the
+    slider test of test_explorers_in_lab.py: conftest.py's lesson_01_in_lab.)"""
+    page, _ = lesson_01_in_lab
     try:
-        page.goto(f"{base}/lab/tree/{LESSON}?token={token}&reset")
-        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
-        _run_cells(page, _cells_for_explorers(nb, explorer_cells), LESSON)
         # the explorer drawn as a live widget (its sliders; that its picture
         # moves is tests/browser/test_explorers_in_lab.py's to check)
         explorer = page.locator(f"{PANEL} .widget-vbox:has(.widget-slider)")
@@ -98,8 +91,6 @@ def test_a_lesson_in_jupyterlab_meets_wcag_aa(lab, lab_context):
     finally:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "accessibility_lab_01.png"))
-        page.close()
-        shut_down_kernels(base, token)
     print(f"{LESSON} in JupyterLab, {outputs} outputs: {count_by_rule(content)}")
     print(f"JupyterLab's own chrome (not failed on): {count_by_rule(chrome)}")
     print("\n".join(describe("chrome", serious(chrome), limit=1)))

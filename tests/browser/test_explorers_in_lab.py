@@ -24,7 +24,7 @@ import pytest
 from tests.course.cell_deps import cell_names, with_dependencies
 from tools import explorer_export
 
-from .conftest import ARTIFACTS, REPO
+from .conftest import ARTIFACTS, LESSON_01, REPO
 
 pytestmark = pytest.mark.browser
 
@@ -132,18 +132,32 @@ def _run_cells(page, run, lesson):
     assert counts == list(range(1, len(run) + 1)), f"{lesson}: ran {counts}"
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_explorer_slider_changes_plot(lab, lab_context, lesson):
+def open_and_run(page, lab, lesson):
+    """Open ``lesson`` in ``page`` as a learner finds it and run its explorer
+    cells and the cells they need (asserting that they ran, in order, without an
+    error); return the lesson and the indices of its explorer cells."""
     base, token, _, _ = lab
     nb, explorer_cells = _explorer_cells(REPO / "notebooks" / lesson)
-    run = _cells_for_explorers(nb, explorer_cells)
-    page = lab_context.new_page()
+    # ?reset: a fresh workspace, so no earlier lesson's tab is restored
+    page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
+    # running a cell before the kernel is idle opens a "Select Kernel" dialog
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
+    _run_cells(page, _cells_for_explorers(nb, explorer_cells), lesson)
+    return nb, explorer_cells
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_explorer_slider_changes_plot(lab, lab_context, lesson, request):
+    # lesson 01 is opened and run once for this test and the axe check in
+    # JupyterLab (tests/browser/conftest.py: lesson_01_in_lab)
+    shared = lesson == LESSON_01
+    if shared:
+        page, (nb, explorer_cells) = request.getfixturevalue("lesson_01_in_lab")
+    else:
+        page = lab_context.new_page()
     try:
-        # ?reset: a fresh workspace, so no earlier lesson's tab is restored
-        page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
-        # running a cell before the kernel is idle opens a "Select Kernel" dialog
-        page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
-        _run_cells(page, run, lesson)
+        if not shared:
+            nb, explorer_cells = open_and_run(page, lab, lesson)
 
         outputs = page.evaluate(OUTPUT_TEXTS, explorer_cells)
         fallback = [
@@ -185,7 +199,8 @@ def test_explorer_slider_changes_plot(lab, lab_context, lesson):
         # on failure too: the screenshot shows what the learner would have seen
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{lesson[:-6]}.png"), full_page=False)
-        page.close()
+        if not shared:
+            page.close()
 
 
 # the explorer's plot is part of the slide on screen (the deck hides the cells
