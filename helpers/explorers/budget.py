@@ -23,7 +23,7 @@ from helpers.explorers.budget_maths import (
     top_k_stats,
 )
 from helpers.explorers.readouts import SEP, span
-from helpers.i18n import N_
+from helpers.i18n import N_, _
 from helpers.plotting import FONT_SIZE
 
 __all__ = ["CONTEXT_CHOICES", "KVBudgetExplorer", "TopKExplorer"]
@@ -32,10 +32,10 @@ CONTEXT_CHOICES = tuple(2**p for p in range(10, 19))  # 1,024 to 262,144 tokens
 COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 MARKERS = ("o", "s", "^", "D", "v")  # the models told apart without colour
 KIND_WORDS = {
-    "full": "full-attention layers",
-    "sliding": "sliding-window layers",
-    "mla": "MLA latents",
-    "linear": "Gated DeltaNet states (fixed)",
+    "full": N_("full-attention layers"),
+    "sliding": N_("sliding-window layers"),
+    "mla": N_("MLA latents"),
+    "linear": N_("Gated DeltaNet states (fixed)"),
 }
 
 
@@ -126,14 +126,18 @@ class KVBudgetExplorer(render.Explorer):
     def readout_html(self, data):
         parts = data["parts"]
         pieces = SEP.join(
-            f"{KIND_WORDS[kind]} {size_text(nbytes)}"
+            f"{_(KIND_WORDS[kind])} {size_text(nbytes)}"
             for kind, nbytes in parts.items()
             if kind != "total"
         )
-        return span(
-            f"<b>{data['model']}</b> at {data['context']:,} tokens: "
-            f"<b>{size_text(parts['total'])}</b> per sequence<br>{pieces}"
+        head = _(
+            "<b>{model}</b> at {context} tokens: <b>{total}</b> per sequence"
+        ).format(
+            model=data["model"],
+            context=f"{data['context']:,}",
+            total=size_text(parts["total"]),
         )
+        return span(f"{head}<br>{pieces}")
 
 
 class TopKExplorer(render.Explorer):
@@ -220,7 +224,14 @@ class TopKExplorer(render.Explorer):
 
     def readout_html(self, data):
         return span(
-            f"<b>k</b> {data['k']} of {data['m']} keys{SEP}"
-            f"<b>output error</b> {data['error']:.3f} (in units of a value's "
-            f"length){SEP}<b>weight dropped</b> {data['dropped']:.1%} on average"
+            _(
+                "<b>k</b> {k} of {m} keys{sep}<b>output error</b> {error} (in units "
+                "of a value's length){sep}<b>weight dropped</b> {dropped} on average"
+            ).format(
+                k=data["k"],
+                m=data["m"],
+                sep=SEP,
+                error=f"{data['error']:.3f}",
+                dropped=f"{data['dropped']:.1%}",
+            )
         )

@@ -18,7 +18,7 @@ from helpers import plotting
 from helpers.explorers import descriptions, render
 from helpers.explorers.kernels_maths import random_feature_attention, recall_errors
 from helpers.explorers.readouts import SEP, span
-from helpers.i18n import N_
+from helpers.i18n import N_, _
 from helpers.plotting import FONT_SIZE
 
 __all__ = ["RandomFeaturesExplorer", "RecallExplorer"]
@@ -111,9 +111,15 @@ class RandomFeaturesExplorer(render.Explorer):
 
     def readout_html(self, data):
         return span(
-            f"<b>r</b> = {data['num_features']} features{SEP}"
-            f"<b>kernel error</b> {data['kernel_error']:.1%} (mean relative){SEP}"
-            f"<b>largest weight error</b> {data['weight_error']:.3f}"
+            _(
+                "<b>r</b> = {r} features{sep}<b>kernel error</b> {kernel} (mean "
+                "relative){sep}<b>largest weight error</b> {weight}"
+            ).format(
+                r=data["num_features"],
+                sep=SEP,
+                kernel=f"{data['kernel_error']:.1%}",
+                weight=f"{data['weight_error']:.3f}",
+            )
         )
 
 
@@ -170,10 +176,15 @@ class RecallExplorer(render.Explorer):
 
     def readout_html(self, data):
         mean = data["mean"]
-        return span(
-            f"<b>mean error</b>: softmax {mean['softmax']:.3f}, linear "
-            f"{mean['linear']:.3f}, delta rule {mean['delta']:.3f}<br>"
-            f"<b>memory</b>: softmax's cache m (d_k + d_v) = "
-            f"{data['cache_numbers']} numbers{SEP}the fixed state d_k d_v = "
-            f"{data['state_numbers']} numbers"
+        errors = _(
+            "<b>mean error</b>: softmax {softmax}, linear {linear}, delta rule {delta}"
+        ).format(
+            softmax=f"{mean['softmax']:.3f}",
+            linear=f"{mean['linear']:.3f}",
+            delta=f"{mean['delta']:.3f}",
         )
+        memory = _(
+            "<b>memory</b>: softmax's cache m (d_k + d_v) = {cache} numbers{sep}the "
+            "fixed state d_k d_v = {state} numbers"
+        ).format(cache=data["cache_numbers"], sep=SEP, state=data["state_numbers"])
+        return span(f"{errors}<br>{memory}")

@@ -3,13 +3,16 @@
 Each function takes the dict an explorer's ``compute`` returns (the maths is in
 ``helpers.explorers.maths``) and returns the HTML that the explorers put
 under the figure; ``Explorer.readout_text`` strips the tags for tests and
-exports. Plain Python: no NumPy arrays are built, no widget, no figure.
+exports. Plain Python: no NumPy arrays are built, no widget, no figure. The
+words are templates (``helpers.i18n._``), filled with numbers already
+formatted, so the Chinese edition reads them in Chinese.
 """
 
 import html
 import math
 
 from helpers.explorers.maths import SATURATED
+from helpers.i18n import _
 
 SEP = " &nbsp;·&nbsp; "  # between two numbers on one line
 
@@ -26,25 +29,45 @@ def attention_readout(data):
         row_rule, population_rule = "σ‖q‖/√d_k", "σ²"
     else:
         row_rule, population_rule = "σ‖q‖", "σ²√d_k"
-    return span(
-        f"<b>entropy</b> {h:.3f} nats of at most log({data['seq_len']}) = "
-        f"{h_max:.3f} ({h / h_max if h_max else 1:.0%}){SEP}"
-        f"<b>max weight</b> {data['max_weight']:.3f} "
-        f"(uniform {1 / data['seq_len']:.3f})<br>"
-        f"<b>score std in this row</b> {data['score_std']:.2f}{SEP}"
-        f"this row's prediction {row_rule} = {data['row_predicted_std']:.2f} "
-        f"(solid){SEP}over random q, k: {population_rule} = "
-        f"{data['predicted_std']:.2f} (dashed)"
+    first = _(
+        "<b>entropy</b> {h} nats of at most log({n}) = {h_max} ({share}){sep}"
+        "<b>max weight</b> {top} (uniform {uniform})"
+    ).format(
+        h=f"{h:.3f}",
+        n=data["seq_len"],
+        h_max=f"{h_max:.3f}",
+        share=f"{h / h_max if h_max else 1:.0%}",
+        sep=SEP,
+        top=f"{data['max_weight']:.3f}",
+        uniform=f"{1 / data['seq_len']:.3f}",
     )
+    second = _(
+        "<b>score std in this row</b> {std}{sep}this row's prediction {row_rule} "
+        "= {row} (solid){sep}over random q, k: {rule} = {population} (dashed)"
+    ).format(
+        std=f"{data['score_std']:.2f}",
+        sep=SEP,
+        row_rule=row_rule,
+        row=f"{data['row_predicted_std']:.2f}",
+        rule=population_rule,
+        population=f"{data['predicted_std']:.2f}",
+    )
+    return span(f"{first}<br>{second}")
 
 
 def temperature_readout(data):
     """TemperatureExplorer: the temperature, the entropy and the max weight."""
     return span(
-        f"<b>temperature</b> {data['temperature']:.3g}{SEP}"
-        f"<b>entropy</b> {data['entropy']:.3f} nats of at most "
-        f"{data['max_entropy']:.3f}{SEP}"
-        f"<b>max weight</b> {data['max_weight']:.3f}"
+        _(
+            "<b>temperature</b> {t}{sep}<b>entropy</b> {h} nats of at most "
+            "{h_max}{sep}<b>max weight</b> {top}"
+        ).format(
+            t=f"{data['temperature']:.3g}",
+            sep=SEP,
+            h=f"{data['entropy']:.3f}",
+            h_max=f"{data['max_entropy']:.3f}",
+            top=f"{data['max_weight']:.3f}",
+        )
     )
 
 
@@ -58,36 +81,51 @@ def heads_readout(data, display_block=1, panel_pixels=None):
         f"{h:.2f}/{m:.2f}"
         for h, m in zip(data["entropy"], data["max_weight"], strict=True)
     )
-    identical = "yes" if data["identical"] and data["num_heads"] > 1 else "no"
-    text = (
-        f"<b>entropy / max weight per head</b> {per_head} "
-        f"(uniform entropy log({data['seq_len']}) = "
-        f"{math.log(data['seq_len']):.2f}, σ = {data['sigma']:g})<br>"
-        f"<b>heads identical</b> {identical}{SEP}"
-        f"<b>saturated heads</b> {data['saturated']} of {data['num_heads']} "
-        f"(mean largest weight per row > {SATURATED})"
+    identical = data["identical"] and data["num_heads"] > 1
+    text = _(
+        "<b>entropy / max weight per head</b> {per_head} (uniform entropy "
+        "log({n}) = {log_n}, σ = {sigma})"
+    ).format(
+        per_head=per_head,
+        n=data["seq_len"],
+        log_n=f"{math.log(data['seq_len']):.2f}",
+        sigma=f"{data['sigma']:g}",
+    )
+    text += "<br>" + _(
+        "<b>heads identical</b> {identical}{sep}<b>saturated heads</b> {saturated} "
+        "of {num_heads} (mean largest weight per row > {limit})"
+    ).format(
+        identical=_("yes") if identical else _("no"),
+        sep=SEP,
+        saturated=data["saturated"],
+        num_heads=data["num_heads"],
+        limit=SATURATED,
     )
     if display_block > 1:
-        text += (
-            f"<br><i>shown at reduced resolution: {data['seq_len']} tokens "
-            f"in {panel_pixels}-pixel panels, each cell is the largest "
-            f"weight of a {display_block}×{display_block} block</i>"
-        )
+        text += "<br>" + _(
+            "<i>shown at reduced resolution: {n} tokens in {pixels}-pixel panels, "
+            "each cell is the largest weight of a {k}×{k} block</i>"
+        ).format(n=data["seq_len"], pixels=panel_pixels, k=display_block)
     return span(text)
 
 
 def checkpoint_readout(data, query_labels=None, key_labels=None):
     """CheckpointExplorer: checkpoint, step, sharpness; with labels, the top keys."""
-    text = (
-        f"<b>checkpoint</b> {data['step_index'] + 1} of "
-        f"{data['num_checkpoints']}{SEP}<b>training step</b> {data['step']}{SEP}"
-        f"<b>mean largest weight</b> {data['mean_max_weight']:.3f}{SEP}"
-        f"<b>mean entropy</b> {data['mean_entropy']:.3f} nats"
+    text = _(
+        "<b>checkpoint</b> {index} of {count}{sep}<b>training step</b> {step}{sep}"
+        "<b>mean largest weight</b> {top}{sep}<b>mean entropy</b> {h} nats"
+    ).format(
+        index=data["step_index"] + 1,
+        count=data["num_checkpoints"],
+        sep=SEP,
+        step=data["step"],
+        top=f"{data['mean_max_weight']:.3f}",
+        h=f"{data['mean_entropy']:.3f}",
     )
     if query_labels is not None and key_labels is not None:
         tops = ", ".join(
             f"{html.escape(query_labels[i])}&rarr;{html.escape(key_labels[j])}"
             for i, j in enumerate(data["top_key"])
         )
-        text += f"<br><b>most attended key</b> {tops}"
+        text += "<br>" + _("<b>most attended key</b> {tops}").format(tops=tops)
     return span(text)

@@ -1,9 +1,11 @@
-"""In a Chinese kernel the explorers' controls speak Chinese (issue 24 item 3).
+"""In a Chinese kernel the explorers' controls and readouts speak Chinese (issue 24).
 
 Every explorer is built with ``COURSE_LANG=zh``; each control's description and
 each label it shows must be Chinese, or a bare name or number the lesson's code
 uses as it is (``d_k``, ``seq_len``, ``seed``, ``1/√d_k``, a model's name):
-no English word of 3+ letters outside such a name.
+no English word of 3+ letters outside such a name. The readout under each
+explorer is Chinese too, but for the symbols in :data:`SYMBOLS` and the
+model's own name.
 """
 
 import re
@@ -15,6 +17,19 @@ from helpers.explorers import widgets
 
 _WORD = re.compile(r"(?<![\w/√])[A-Za-z]{3,}(?![\w(])")
 NAMES = {"seed"}  # a parameter of the lessons' code, shown as the code names it
+# units, functions written as in the lessons' formulas, and an architecture's name
+SYMBOLS = {
+    "nats",
+    "KiB",
+    "MiB",
+    "GiB",
+    "log",
+    "softmax",
+    "Delta",
+    "MLA",
+    "Gated",
+    "DeltaNet",
+}
 
 
 def _shown(control):
@@ -27,14 +42,14 @@ def _shown(control):
     return texts
 
 
-def test_every_control_is_labelled_in_chinese(monkeypatch):
+def test_every_control_and_readout_is_in_chinese(monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "zh")
     weights = np.full((3, 4, 4), 0.25)  # (checkpoints, n, m)
     built = [
         explorers.AttentionExplorer(),
         explorers.TemperatureExplorer([1.0, 2.0, 0.5]),
         explorers.HeadsExplorer(),
-        widgets.CheckpointExplorer(weights, [0, 10, 20]),
+        widgets.CheckpointExplorer(weights, [0, 10, 20], list("abcd"), list("wxyz")),
         explorers.KVBudgetExplorer(),
         explorers.TopKExplorer(),
         explorers.RandomFeaturesExplorer(),
@@ -47,4 +62,9 @@ def test_every_control_is_labelled_in_chinese(monkeypatch):
                 words = [w for w in _WORD.findall(text) if w not in NAMES]
                 if words:
                     english[text] = words
+        readout = explorer.readout_text()
+        model = set(_WORD.findall(str(explorer.values.get("model", ""))))
+        words = [w for w in _WORD.findall(readout) if w not in SYMBOLS | model]
+        if words:
+            english[readout] = words
     assert not english, english
