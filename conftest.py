@@ -42,18 +42,20 @@ TOGETHER = {
 
 # The longest work units first, longest to shortest, the rest in collection
 # order (each at most about 5 s): a long unit handed out last would leave one
-# process working alone at the end. make test: the deck and page builds with
+# process working alone at the end. make test: the page and deck builds with
 # their browser checks, the JupyterLab unit, then lessons and test files of
-# 10-40 s (measured on 2026-12-01 at 20:51 UTC, the files added since placed by
-# what they run). make test-slow (-m slow keeps this order): the JupyterLab unit
-# (lessons 09-13, 16-35 s each), the Chinese decks, the hub class, nbgrader, then
-# the Chinese lessons under nbval, the longest first.
+# 10-40 s (measured on 2026-12-01 at 20:51 UTC, the browser files again on
+# 2026-12-02; the files added since placed by what they run). make test-slow
+# (-m slow keeps this order): the JupyterLab unit (lessons 09-13, 16-35 s each),
+# the Chinese decks and pages, the hub class, nbgrader, then the Chinese lessons
+# under nbval, the longest first.
 FIRST = (
+    "tests/browser/test_html_pages.py",
     "tests/browser/test_slides.py",
     "tests/browser/test_explorers_in_lab.py",
-    "tests/browser/test_html_pages.py",
     "notebooks/10_small_gpt.ipynb",
     "tests/browser/test_chinese_lab.py",
+    "tests/browser/test_chinese_pages.py",
     "tests/hub/test_hub_class.py",
     "tests/course/test_nbgrader.py",
     "notebooks/zh/10_small_gpt.ipynb",
