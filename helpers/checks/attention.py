@@ -303,7 +303,12 @@ def _attention_case(
         sizes=sizes,
         facts=facts,
         large=size > 1,
-        note=note or (f"scores up to {facts['max_score']:.0f}" if size > 1 else ""),
+        note=note
+        or (
+            _("scores up to {top}").format(top=f"{facts['max_score']:.0f}")
+            if size > 1
+            else ""
+        ),
     )
 
 

@@ -10,6 +10,7 @@ from functools import partial
 import numpy as np
 
 from helpers.checks import _engine as ck
+from helpers.i18n import N_
 
 __all__ = ["check_delta_step"]
 
@@ -117,7 +118,7 @@ def _delta_step_cases(rng):
                 beta,
                 sizes={"d_k": d_k, "d_v": d_v},
                 facts={"case_beta": beta},
-                note="unit-norm k" if unit else "",
+                note=N_("unit-norm k") if unit else "",
             )
         )
     return cases

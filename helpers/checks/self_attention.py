@@ -15,6 +15,7 @@ import numpy as np
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
 from helpers.checks import _mistakes as mk
+from helpers.i18n import _
 
 __all__ = ["check_self_attention"]
 
@@ -125,7 +126,9 @@ def _self_cases(rng):
         facts = {"max_score": float(np.abs(scores).max()), "sqrt_d_k": math.sqrt(d_k)}
         sizes = {"n": n, "d_model": d_model, "d_k": d_k, "d_v": d_v}
         note = (
-            f"X scaled by {size:g}, scores up to {facts['max_score']:.0f}"
+            _("X scaled by {size}, scores up to {top}").format(
+                size=f"{size:g}", top=f"{facts['max_score']:.0f}"
+            )
             if size > 1
             else ""
         )
