@@ -13,6 +13,18 @@ from tools import same_kernels
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 
 
+def _python_prints(code, env):
+    """What a fresh Python started with ``env`` prints for ``code``."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
 @pytest.mark.skipif(not X86, reason="the setting is for x86-64 CPUs only")
 def test_pytest_and_its_kernels_ask_for_avx2():
     for name, value in same_kernels.KERNEL_ENV.items():
@@ -24,14 +36,7 @@ def test_torch_runs_its_avx2_kernels():
     """torch reads the variable: a fresh process reports AVX2, not AVX512."""
     code = "import torch; print(torch.backends.cpu.get_cpu_capability())"
     env = {**os.environ, **same_kernels.KERNEL_ENV}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == "AVX2"
+    assert _python_prints(code, env) == "AVX2"
 
 
 def test_apply_keeps_a_value_already_set():
@@ -46,11 +51,4 @@ def test_the_builds_apply_it():
     """Every command that stores outputs imports tools.coursebuild, which applies it."""
     code = "import os, tools.coursebuild; print(os.environ.get('ONEDNN_MAX_CPU_ISA'))"
     env = {k: v for k, v in os.environ.items() if k not in same_kernels.KERNEL_ENV}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == ("AVX2" if X86 else "None")
+    assert _python_prints(code, env) == ("AVX2" if X86 else "None")
