@@ -8,6 +8,7 @@ import numpy as np
 
 from helpers import attention_np as anp
 from helpers.checks import _engine as ck
+from helpers.checks._refuse import refusing
 from helpers.i18n import _
 
 __all__ = ["check_causal_mask", "check_zero_weights"]
@@ -95,9 +96,15 @@ def check_causal_mask(fn):
         (_CAUSAL_SQUARE, lambda n, m: np.tril(ones(n, n))),
         (_CAUSAL_NO_DIAGONAL, lambda n, m: np.tril(ones(n, m), k=m - n - 1)),
     ]
+    learner = refusing(
+        fn,
+        anp,
+        ("causal_mask",),
+        _("the exercise is to build the lower-right mask yourself"),
+    )
     return ck.run(
         "check_causal_mask",
-        fn,
+        learner,
         _causal_cases(),
         anp.causal_mask,
         (ck.Out("mask", "(n, m)", "One row per query, one column per key.", True),),

@@ -242,7 +242,7 @@ def test_the_first_step_alone_says_what_and_where(capsys):
 
 def test_the_learners_stub_is_not_the_line_for_a_reference_helper():
     """The watcher passes a helper through unchanged (it is not the learner's)."""
-    assert checks.check_causal_mask(anp.causal_mask) is True
+    assert checks.check_softmax(anp.softmax) is True
 
 
 # --------------------------------------------------------------------------

@@ -95,7 +95,6 @@ def zero_transposed():
 
 
 RIGHT = [
-    right(check_causal_mask, anp.causal_mask, id="causal-helper"),
     right(check_causal_mask, simple_causal, id="causal-simple"),
     right(check_causal_mask, list_causal, id="causal-lists"),
     right(
@@ -116,6 +115,12 @@ WRONG = [
                 "triu_above",
             ),
             (lambda n, m: ~simple_causal(n, m), "mask polarity is flipped", "inverted"),
+            (
+                lambda n, m=None: anp.causal_mask(n, m),
+                "you called anp.causal_mask, which this exercise asks you to do "
+                "without",
+                "calls_the_helper",
+            ),
             (lambda n, m: np.triu(ones(n, m)), "upper triangle (np.triu)", "triu"),
             (lambda n, m: np.tril(ones(n, m)), "aligned lower-right", "tril"),
             (
