@@ -65,6 +65,14 @@ SCALE_IGNORED = Mistake(
     fix="use `scale` instead of 1 / sqrt(d_k) when it is not None",
     line=r"sqrt",
 )
+SCALE_DIVIDED = Mistake(
+    symptom="you divided the scores by `scale` (this call passed scale={scale})",
+    why="`scale` is the factor the scores are multiplied by: by default 1 / sqrt(d_k), "
+    "so scale={scale} makes the scores {scale} times the dot products",
+    fix="multiply: scores = scale * (K @ q), with scale = 1 / math.sqrt(d_k) when it "
+    "is None",
+    line=r"/\s*scale\b",
+)
 COLUMNS_SUM_TO_1 = Mistake(
     symptom="your weights' columns sum to 1, not its rows: the softmax ran over the "
     "queries (axis 0 / axis -2)",
@@ -192,6 +200,8 @@ def pick_scale(scale, rule, Q, K, V):
         return 1.0
     if rule == "ignored":  # always 1/sqrt(d_k), even when scale is given
         return 1.0 / math.sqrt(Q.shape[-1])
+    if rule == "divided":  # scale taken as a divisor; default sqrt(d_k)
+        return 1.0 / (math.sqrt(Q.shape[-1]) if scale is None else scale)
     if scale is not None:
         return scale
     size = {

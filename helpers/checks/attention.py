@@ -201,6 +201,7 @@ def check_attention_one_query(fn, *, seed=0):
         (mk.SCALE_D_K, v(scale_rule="d_k")),
         (mk.SCALE_D_V, v(scale_rule="d_v")),
         (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+        (mk.SCALE_DIVIDED, v(scale_rule="divided")),
         (mk.SCALE_TIMES_SQRT, v(scale_rule="times_sqrt")),
         (mk.SCALE_M, v(scale_rule="m")),
         (mk.NO_EXP, v(use_exp=False)),
@@ -444,6 +445,7 @@ def check_scaled_dot_product_attention(fn, *, seed=0):
         _scale_and_axis_variants()
         + [
             (mk.SCALE_IGNORED, v(scale_rule="ignored")),
+            (mk.SCALE_DIVIDED, v(scale_rule="divided")),
             (MASK_AFTER, v(mask_mode="after")),
             (MASK_FLIPPED, v(mask_mode="flipped")),
             (MASK_ADDED, v(mask_mode="added")),

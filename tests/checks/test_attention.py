@@ -82,6 +82,11 @@ def one_query_ignores_scale(q, K, V, scale=None):
     return one_query(q, K, V)
 
 
+def one_query_divides_by_scale(q, K, V, scale=None):
+    scale = math.sqrt(len(q)) if scale is None else scale
+    return one_query(q, K, V, 1 / scale)  # scores / scale
+
+
 def one_query_no_normaliser(q, K, V, scale=None):
     exps = np.exp(K @ q / math.sqrt(len(q)))
     return exps @ V, exps, exps.sum()
@@ -223,6 +228,11 @@ def sdpa_divides_by_d_k(Q, K, V, mask=None, scale=None):
 
 def sdpa_ignores_scale(Q, K, V, mask=None, scale=None):
     return sdpa(Q, K, V, mask)
+
+
+def sdpa_divides_by_scale(Q, K, V, mask=None, scale=None):
+    scale = math.sqrt(Q.shape[-1]) if scale is None else scale
+    return sdpa(Q, K, V, mask, 1 / scale)  # scores / scale
 
 
 def sdpa_values_first(Q, K, V, mask=None, scale=None):
@@ -409,6 +419,7 @@ WRONG = [
             (one_query_no_scale, "scores are not scaled"),
             (one_query_divides_by_d_k, "divided the scores by d_k"),
             (one_query_ignores_scale, "ignored the `scale` argument"),
+            (one_query_divides_by_scale, "divided the scores by `scale`"),
             (one_query_no_normaliser, "forgot the 1/Z"),
             (one_query_y_without_1_over_z, "forgot the 1/Z in"),
             (one_query_shifted_z, "after subtracting the max"),
@@ -447,6 +458,7 @@ WRONG = [
             (sdpa_no_scale, "scores are not scaled"),
             (sdpa_divides_by_d_k, "divided the scores by d_k"),
             (sdpa_ignores_scale, "ignored the `scale` argument"),
+            (sdpa_divides_by_scale, "divided the scores by `scale`"),
             (sdpa_values_first, "order of the matrix products"),
             (sdpa_k_not_transposed, "order of the matrix products"),
             (sdpa_k_dot_t, "only the last two axes of K trade places"),
