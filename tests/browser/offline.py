@@ -33,16 +33,17 @@ WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 SERIOUS = ("serious", "critical")
 
 
-def build(kind, tmp_path_factory, execute=(), frames=None):
+def build(kind, tmp_path_factory, execute=(), frames=None, paths=None):
     """Every lesson exported as ``kind`` ("slides", "html"), beside the assets;
-    ``frames``: explorers' frames by lesson path (coursebuild.export's)."""
+    ``frames``: explorers' frames by lesson path (coursebuild.export's);
+    ``paths``: other lessons than the English ones (the Chinese edition's)."""
     if shutil.which("npm") is None and not coursebuild.ASSETS.exists():
         pytest.fail("npm is needed to install the slide assets (apt-get install npm)")
     coursebuild.ensure_assets()
     root = tmp_path_factory.mktemp(kind)
     shutil.copytree(coursebuild.ASSETS, root / "assets")  # only what is shipped
     return coursebuild.export(
-        kind, dest=root / kind, execute=set(execute), frames=frames
+        kind, paths, dest=root / kind, execute=set(execute), frames=frames
     )
 
 

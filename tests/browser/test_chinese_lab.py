@@ -141,14 +141,13 @@ WORDS_ZH_JS = (
 @pytest.fixture(scope="module")
 def zh_decks(tmp_path_factory):
     """Every Chinese lesson's deck, built from notebooks/zh/ beside the assets."""
-    from tools import coursebuild, i18n_build
+    from tools import i18n_build
+
+    from .offline import build
 
     paths = i18n_build.zh_lessons()
     assert len(paths) == 14, f"{len(paths)} Chinese lessons (make notebooks-zh)"
-    coursebuild.ensure_assets()
-    root = tmp_path_factory.mktemp("slides-zh")
-    shutil.copytree(coursebuild.ASSETS, root / "assets")
-    return coursebuild.export("slides", paths, root / "slides")
+    return build("slides", tmp_path_factory, paths=paths)
 
 
 @pytest.mark.slow
@@ -199,15 +198,7 @@ def test_every_chinese_slide_is_a_slide(browser, zh_decks):
 def test_every_chinese_deck_image_has_a_chinese_description(zh_decks):
     """No <img> of a Chinese deck without a Chinese description (the pages'
     rule, tests/browser/test_chinese_pages.py)."""
-    from .alt_text import images
+    from .alt_text import assert_every_image_described
     from .test_chinese_pages import bad_zh_alt
 
-    problems, counted = [], 0
-    for deck in zh_decks:
-        for alt, cls in images(deck):
-            counted += 1
-            why = bad_zh_alt(alt)
-            if why:
-                problems.append(f"{deck.name}: img.{cls or '?'} alt {why}: {alt!r}")
-    assert counted > 20, f"only {counted} images in the Chinese decks"
-    assert problems == [], "\n".join(problems[:10])
+    assert_every_image_described(zh_decks, "Chinese deck", bad_zh_alt)

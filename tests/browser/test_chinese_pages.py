@@ -12,13 +12,12 @@ has a Chinese description. Long runs of the Chinese edition: `make test-zh`.
 """
 
 import re
-import shutil
 
 import pytest
 
 from .alt_text import bad_alt, figures_stored, images
-from .offline import count_by_rule, describe, offline_page, run_axe, serious
-from .test_html_pages import MATH_AND_LANG, TYPESET
+from .offline import build
+from .test_html_pages import assert_pages_meet_wcag_aa
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.zh]
 
@@ -31,14 +30,11 @@ CJK_FONT = re.compile(r"\bCJK\b")
 @pytest.fixture(scope="module")
 def zh_pages(tmp_path_factory):
     """Every Chinese lesson's page, built once beside the shipped assets."""
-    from tools import coursebuild, i18n_build
+    from tools import i18n_build
 
     paths = i18n_build.zh_lessons()
     assert len(paths) == 14, f"{len(paths)} Chinese lessons (make notebooks-zh)"
-    coursebuild.ensure_assets()
-    root = tmp_path_factory.mktemp("html-zh")
-    shutil.copytree(coursebuild.ASSETS, root / "assets")
-    return coursebuild.export("html", paths, root / "html")
+    return build("html", tmp_path_factory, paths=paths)
 
 
 def bad_zh_alt(alt):
@@ -134,32 +130,21 @@ def test_every_page_meets_wcag_aa_in_chinese(browser, zh_pages):
     carries MathJax's assistive MathML; the page declares lang="zh-CN"; its
     heading and a paragraph of Chinese prose are drawn in Noto Sans CJK, every
     Chinese character with a CJK font's glyph."""
-    report, found, formulas = [], {}, 0
-    for path in zh_pages:
-        context, page, problems = offline_page(browser)
-        try:
-            page.goto(path.as_uri())
-            page.evaluate(TYPESET)
-            typeset, readable, lang = page.evaluate(MATH_AND_LANG)
-            assert typeset == readable, f"{path.name}: {typeset - readable} unread"
-            assert lang == "zh-CN", f"{path.name}: lang={lang!r}"
-            formulas += typeset
-            page.evaluate(MARK_PROSE)
-            for selector in PROSE:
-                cjk, fonts, text = cjk_glyphs(page, selector)
-                han = len(HAN.findall(text))
-                assert han, f"{path.name} {selector}: no Chinese in {text[:40]!r}"
-                if cjk < han:
-                    report.append(
-                        f"{path.name} {selector}: {han} Chinese characters, "
-                        f"{cjk} drawn in a CJK font (fonts used: {fonts})"
-                    )
-            violations = run_axe(page)
-            found[path.stem] = count_by_rule(violations)
-            report += describe(path.name, serious(violations))
-            report += [f"{path.name}: {p}" for p in problems]
-        finally:
-            context.close()
-    print("axe-core, WCAG 2.0/2.1 A and AA, per Chinese page:", found)
-    assert formulas > 100, f"only {formulas} formulas typeset"
-    assert not report, f"{len(report)} findings:\n" + "\n".join(report[:30])
+    assert_pages_meet_wcag_aa(browser, zh_pages, "zh-CN", more=chinese_not_in_cjk)
+
+
+def chinese_not_in_cjk(path, page):
+    """The heading and the paragraph of ``page`` whose Chinese characters are
+    not all drawn in a CJK font, one finding each."""
+    findings = []
+    page.evaluate(MARK_PROSE)
+    for selector in PROSE:
+        cjk, fonts, text = cjk_glyphs(page, selector)
+        han = len(HAN.findall(text))
+        assert han, f"{path.name} {selector}: no Chinese in {text[:40]!r}"
+        if cjk < han:
+            findings.append(
+                f"{path.name} {selector}: {han} Chinese characters, "
+                f"{cjk} drawn in a CJK font (fonts used: {fonts})"
+            )
+    return findings

@@ -83,6 +83,13 @@ def test_every_page_meets_wcag_aa(browser, pages):
     of WCAG 2.0/2.1 A and AA on any page, math typeset; every formula carries
     MathJax's assistive MathML (what a screen reader reads, offline), and the
     page declares its language."""
+    assert_pages_meet_wcag_aa(browser, pages, "en")
+
+
+def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
+    """The WCAG check of every page in ``pages``, whose html lang is ``lang``;
+    ``more(path, page)``: a list of further findings on the open page (the
+    Chinese pages' fonts, tests/browser/test_chinese_pages.py)."""
     report, found, formulas = [], {}, 0
     # one context and page for every page (offline.open_next): a missing file
     # is still a failed request, in whatever cache
@@ -91,17 +98,19 @@ def test_every_page_meets_wcag_aa(browser, pages):
         for path in pages:
             open_next(page, problems, path)
             page.evaluate(TYPESET)
-            typeset, readable, lang = page.evaluate(MATH_AND_LANG)
+            typeset, readable, page_lang = page.evaluate(MATH_AND_LANG)
             assert typeset == readable, f"{path.name}: {typeset - readable} unread"
-            assert lang == "en", path.name
+            assert page_lang == lang, f"{path.name}: lang={page_lang!r}"
             formulas += typeset
+            if more is not None:
+                report += more(path, page)
             violations = run_axe(page)
             found[path.stem] = count_by_rule(violations)
             report += describe(path.name, serious(violations))
             report += [f"{path.name}: {p}" for p in problems]
     finally:
         context.close()
-    print("axe-core, WCAG 2.0/2.1 A and AA, per page:", found)
+    print(f"axe-core, WCAG 2.0/2.1 A and AA, per page (lang {lang}):", found)
     assert formulas > 100, f"only {formulas} formulas typeset"
     assert not report, f"{len(report)} findings:\n" + "\n".join(report[:30])
 
