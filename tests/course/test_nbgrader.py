@@ -206,6 +206,23 @@ def _text_of(html_page):
     return " ".join(html.unescape(text).split())  # the display wraps long lines
 
 
+def run_nbgrader(root, *command):
+    """``nbgrader <command>`` in the course folder ``root``; it must succeed.
+    COURSE_LANG is left out: the course's own config chooses the kernels'
+    language (the Chinese course's sets zh, tests/course/test_nbgrader_zh.py)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("COURSE_LANG", None)
+    done = subprocess.run(
+        [str(BIN / "nbgrader"), *command],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.slow
 def test_autograde_and_feedback_of_lesson_01(course):
     root, _ = course
@@ -216,17 +233,8 @@ def test_autograde_and_feedback_of_lesson_01(course):
         folder.mkdir(parents=True)
         nbformat.write(_submission(released, solutions, kind), folder / LESSON_01.name)
 
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    for command in (["autograde", "lesson_01"], ["generate_feedback", "lesson_01"]):
-        done = subprocess.run(
-            [str(BIN / "nbgrader"), *command],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+    run_nbgrader(root, "autograde", "lesson_01")
+    run_nbgrader(root, "generate_feedback", "lesson_01")
 
     from nbgrader.api import Gradebook
 

@@ -13,7 +13,6 @@
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +21,12 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from helpers import checks
-from tests.course.test_nbgrader import BROKEN, _solution_sources, _text_of
+from tests.course.test_nbgrader import (
+    BROKEN,
+    _solution_sources,
+    _text_of,
+    run_nbgrader,
+)
 from tools import coursebuild, i18n_build
 from tools.nbgrader_course import ZH_KERNEL, lessons, write_course
 
@@ -192,20 +196,6 @@ def _submission(released, solutions, wrong):
     return nb
 
 
-def _run_nbgrader(root, *command):
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("COURSE_LANG", None)  # the course's config alone makes the kernels zh
-    done = subprocess.run(
-        [str(BIN / "nbgrader"), *command],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 @pytest.mark.slow
 @pytest.mark.zh
 def test_autograde_and_feedback_of_chinese_lesson_01(zh_course, monkeypatch):
@@ -217,8 +207,8 @@ def test_autograde_and_feedback_of_chinese_lesson_01(zh_course, monkeypatch):
         folder.mkdir(parents=True)
         submission = _submission(released, solutions, wrong=kind == "wrong")
         nbformat.write(submission, folder / ZH_LESSON_01.name)
-    _run_nbgrader(root, "autograde", "lesson_01")
-    _run_nbgrader(root, "generate_feedback", "lesson_01")
+    run_nbgrader(root, "autograde", "lesson_01")
+    run_nbgrader(root, "generate_feedback", "lesson_01")
 
     from nbgrader.api import Gradebook
 
