@@ -82,6 +82,8 @@ def lab_zh(tmp_path_factory):
                 server.wait()
 
 
+@pytest.mark.slow
+@pytest.mark.zh
 def test_chinese_first_screen_has_chinese_menus_and_lesson_00(lab_zh, browser):
     token, root, printed = lab_zh
     assert printed, "JupyterLab printed no URL"
