@@ -28,18 +28,6 @@ from .conftest import ARTIFACTS, LESSON_01, REPO
 
 pytestmark = pytest.mark.browser
 
-# in make test-slow: every lesson but 01, whose explorer make test drives in Lab
-# (04 and 07 moved there on 2026-12-02 to keep make test near its budget)
-SLOW = {
-    "04_why_sqrt_dk.ipynb",
-    "07_multi_head.ipynb",
-    "09_capstone.ipynb",
-    "10_small_gpt.ipynb",
-    "11_induction_heads.ipynb",
-    "12_linear_attention.ipynb",
-    "13_kv_cache_budget.ipynb",
-}
-
 
 def _explorer_cells(path):
     nb = nbformat.read(path, as_version=4)
@@ -51,8 +39,10 @@ def _explorer_cells(path):
     ]
 
 
+# every lesson with an explorer; make test drives lesson 01's, make test-slow the
+# others' (04 and 07 were in make test until 2026-12-02)
 LESSONS = [
-    pytest.param(path.name, marks=[pytest.mark.slow] if path.name in SLOW else [])
+    pytest.param(path.name, marks=[] if path.name == LESSON_01 else [pytest.mark.slow])
     for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if _explorer_cells(path)[1]
 ]
