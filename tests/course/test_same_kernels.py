@@ -49,6 +49,12 @@ def test_apply_keeps_a_value_already_set():
 
 def test_the_builds_apply_it():
     """Every command that stores outputs imports tools.coursebuild, which applies it."""
-    code = "import os, tools.coursebuild; print(os.environ.get('ONEDNN_MAX_CPU_ISA'))"
+    # rfc3987_syntax (an optional backend of jsonschema, which nbformat imports)
+    # compiles about 35 Earley parsers when imported: some 3 s of this run, and
+    # no part of the setting. Marked missing, jsonschema leaves it out.
+    code = (
+        "import sys; sys.modules['rfc3987_syntax'] = None\n"
+        "import os, tools.coursebuild; print(os.environ.get('ONEDNN_MAX_CPU_ISA'))"
+    )
     env = {k: v for k, v in os.environ.items() if k not in same_kernels.KERNEL_ENV}
     assert _python_prints(code, env) == ("AVX2" if X86 else "None")
