@@ -15,9 +15,10 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from tools import coursebuild
+from tools import coursebuild, explorer_export
 
 from .conftest import ARTIFACTS
 
@@ -45,6 +46,39 @@ def build(kind, tmp_path_factory, execute=(), frames=None, paths=None):
     return coursebuild.export(
         kind, paths, dest=root / kind, execute=set(execute), frames=frames
     )
+
+
+def stored_frames(lesson):
+    """Frames for lesson 01's explorer made of its stored pictures, as a run at
+    build time would give them: two temperatures, each with its picture and
+    readout. The decks and pages use them (running lesson 01 at build time
+    added about 13 s to make test); the frames a kernel writes at build time
+    (coursebuild.execute_with_frames) are tested in test_exported_explorers.py."""
+    nb = nbformat.read(lesson, as_version=4)
+    cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
+    # each stored picture with the description stored beside it (plotting.show)
+    pictures = [
+        (o["data"]["image/png"], o.get("metadata", {}).get("image/png", {}).get("alt"))
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if "image/png" in o.get("data", {})
+    ]
+    still = next(
+        p
+        for p in pictures
+        if p[0] in {o["data"].get("image/png") for o in cell.outputs if "data" in o}
+    )
+    other = next(p for p in pictures if p[0] != still[0])
+    return {
+        str(cell.execution_count): {
+            "class": "TemperatureExplorer",
+            "controls": [{"name": "temperature", "labels": ["0.5", "1.0"], "start": 1}],
+            "frames": {
+                "0": [other[0], "temperature 0.5", other[1]],
+                "1": [still[0], "temperature 1.0", still[1]],
+            },
+        }
+    }
 
 
 def offline_page(browser, width=1280, height=800, **options):
@@ -160,13 +194,45 @@ def axe_source():
 # axe read into the page as a plain script: require.js is on the pages, and axe's
 # UMD wrapper would otherwise define an anonymous AMD module, which require.js
 # refuses ("Mismatched anonymous define()").
+# MathJax 2's typeset formulas (the pages' and decks') are left out of axe's
+# color-contrast rule, and only of that rule: their glyph spans (a third to a
+# half of a page's elements) cost a third of its time and gave only "incomplete"
+# (axe cannot measure a glyph). A formula is drawn in its text's colour: MATH_COLOUR
+# below finds any glyph that is not, and the text around it is checked by the rule.
 AXE_LOAD = """(source) => {
-  if (window.axe) return axe.version;
-  const define = window.define;
-  window.define = undefined;
-  try { (0, eval)(source); } finally { window.define = define; }
+  if (!window.axe) {
+    const define = window.define;
+    window.define = undefined;
+    try { (0, eval)(source); } finally { window.define = define; }
+    axe.configure({rules: [
+      {id: 'color-contrast', selector: '*:not(.MathJax_CHTML *)'}]});
+  }
   return axe.version;
 }"""
+
+# every glyph of a typeset formula whose colour is not its formula's surrounding
+# text's, or that has a background of its own (as "lesson: glyph: colour")
+MATH_COLOUR = """() => {
+  const odd = [];
+  for (const math of document.querySelectorAll('.MathJax_CHTML')) {
+    const text = getComputedStyle(math.parentElement).color;
+    for (const el of [math, ...math.querySelectorAll('*')]) {
+      const style = getComputedStyle(el);
+      if (style.color !== text || style.backgroundColor !== 'rgba(0, 0, 0, 0)')
+        odd.push(`${el.className || el.tagName}: ${style.color} on `
+          + `${style.backgroundColor}, text ${text}`);
+    }
+  }
+  return odd.slice(0, 5);
+}"""
+
+
+def math_not_in_text_colour(page):
+    """Up to five glyphs of ``page``'s typeset formulas drawn in another colour
+    than the text around them, or on a background of their own (axe's
+    color-contrast rule leaves formulas out: AXE_LOAD)."""
+    return page.evaluate(MATH_COLOUR)
+
 
 # one axe run: the violations, each node as its selector, its HTML and why.
 # ``context``: a selector, or an axe context object ({include, exclude}).

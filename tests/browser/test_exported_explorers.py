@@ -1,20 +1,20 @@
-"""An exported explorer, by keyboard only: reach its slider with Tab, see the
-focus, move it with the arrow keys, and see the frame AND its description change.
+"""An exported explorer, by keyboard only: reach its slider with Tab from its
+cell, see the focus, move it with the arrow keys, and see the frame AND its
+description change.
 
-Lesson 01's page is built as make html builds it, with frames written by the
-export's own kernel code (explorer_export.FRAME_CODE) from a real
-TemperatureExplorer, run in this process instead of a kernel (running the
-lesson would add its whole execution; test_html_pages.py does that).
+Lesson 01's page is built with frames written as make html writes them: by the
+export's kernel code (explorer_export.FRAME_CODE) after the explorer's cell, in a
+kernel (coursebuild.execute_with_frames), here a two-cell notebook that makes a
+real TemperatureExplorer (running all of lesson 01 cost about 13 s more; nbval
+runs the lesson itself). This is make test's one run of that kernel path.
 """
 
-import json
 import shutil
 
 import nbformat
 import numpy as np
 import pytest
 
-from helpers import explorers
 from tools import coursebuild, explorer_export
 
 from .offline import offline_page
@@ -27,17 +27,29 @@ SCORES = np.array([0.8, 0.3, 1.3, -0.4, -1.0])
 
 @pytest.fixture(scope="module")
 def page_with_frames(tmp_path_factory):
-    nb = nbformat.read(LESSON, as_version=4)
-    cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
-    explorer = explorers.TemperatureExplorer(SCORES, labels=list("abcde"))
-    path = tmp_path_factory.mktemp("frames") / "frames.json"
-    exec(explorer_export.frame_code(path), {"Out": {cell.execution_count: explorer}})
-    frames = json.loads(path.read_text())
+    lesson = nbformat.read(LESSON, as_version=4)
+    cell = next(c for c in lesson.cells if explorer_export.is_explorer_cell(c))
+    run = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import numpy as np\nfrom helpers import explorers"
+            ),
+            nbformat.v4.new_code_cell(
+                f"explorers.TemperatureExplorer(np.array({SCORES.tolist()}), "
+                "labels=list('abcde'))"
+            ),
+        ]
+    )
+    # the explorer is Out[2] in the kernel, Out[n] in the lesson
+    (frames,) = coursebuild.execute_with_frames(run, LESSON).values()
     coursebuild.ensure_assets()
     root = tmp_path_factory.mktemp("html")
     shutil.copytree(coursebuild.ASSETS, root / "assets")  # as offline.build
     (page,) = coursebuild.export(
-        "html", [LESSON], root / "html", frames={LESSON: frames}
+        "html",
+        [LESSON],
+        root / "html",
+        frames={LESSON: {str(cell.execution_count): frames}},
     )
     return page
 
@@ -63,7 +75,14 @@ def test_keyboard_moves_the_slider_and_the_description_follows(
         assert explorer.count() == 1
         slider = page.get_by_role("slider", name="temperature")  # label for=
         assert slider.count() == 1
-        for _ in range(400):  # Tab through the page until the slider has focus
+        # start at the explorer's cell (tabbing from the top of the page through
+        # its 280 stops took 8 s; that Tab reaches every control of this page,
+        # in order, is test_html_pages.py's keyboard test), then Tab to the slider
+        explorer.evaluate(
+            "(e) => e.closest('.jp-Cell').querySelector('.jp-Cell-inputWrapper')"
+            ".focus()"
+        )
+        for _ in range(400):  # Tab until the slider has focus
             page.keyboard.press("Tab")
             if slider.evaluate("(s) => s === document.activeElement"):
                 break

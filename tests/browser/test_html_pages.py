@@ -1,6 +1,7 @@
-"""HTML pages: every lesson built once (lesson 01 executed at build time, so its
-explorer gets pre-rendered frames; the others use their stored outputs and show
-the explorer as a still), opened from disk in Chromium with the network blocked
+"""HTML pages: every lesson built once from its stored outputs (lesson 01's
+explorer with frames made of its stored pictures, offline.stored_frames, so that
+it has a slider as make html gives it; the others show the explorer as a still),
+opened from disk in Chromium with the network blocked
 (tests/browser/offline.py). Each page is checked with axe-core against WCAG
 2.0/2.1 A and AA, its mathematics for the MathML a screen reader reads, and
 lesson 01's page with the keyboard alone."""
@@ -17,11 +18,13 @@ from .offline import (
     build,
     count_by_rule,
     describe,
+    math_not_in_text_colour,
     move_every_slider,
     offline_page,
     open_next,
     run_axe,
     serious,
+    stored_frames,
 )
 
 pytestmark = pytest.mark.browser
@@ -29,8 +32,9 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    """Every lesson's page, built once, next to the shipped assets."""
-    return build("html", tmp_path_factory, execute={EXECUTED})
+    """Every lesson's page, built once, next to the shipped assets. (The frames
+    a kernel writes when make html runs a lesson: test_exported_explorers.py.)"""
+    return build("html", tmp_path_factory, frames={EXECUTED: stored_frames(EXECUTED)})
 
 
 def test_no_image_without_a_description(pages):
@@ -49,7 +53,7 @@ def test_no_test_marker_reaches_a_reader(pages):
 
 def test_every_exported_slider_changes_its_plot(browser, pages):
     """On a page with sliders, moving any slider changes the picture and the
-    readout. A page whose lesson was not executed has no slider at all. (That
+    readout. A page without frames has no slider at all. (That
     every page opens offline, with no script error, is checked where each one
     is opened for axe: test_every_page_meets_wcag_aa.)"""
     moved = 0
@@ -57,10 +61,10 @@ def test_every_exported_slider_changes_its_plot(browser, pages):
         html = path.read_text(encoding="utf-8")
         assert "widget-view+json" not in html, f"{path.name}: a dead widget view"
         if path.stem != EXECUTED.stem:
-            assert 'type="range"' not in html, f"{path.name}: a slider, not executed"
+            assert 'type="range"' not in html, f"{path.name}: a slider, no frames"
             continue
         moved += move_every_slider(browser, path)
-    assert moved >= 1, "no exported explorer has sliders (lesson 01 was executed)"
+    assert moved >= 1, "no exported explorer has sliders (lesson 01 has frames)"
 
 
 def test_explorers_not_executed_are_stills_with_a_note(pages):
@@ -81,8 +85,9 @@ MATH_AND_LANG = """() => [
 def test_every_page_meets_wcag_aa(browser, pages):
     """axe-core (pinned, read from disk) finds no serious or critical violation
     of WCAG 2.0/2.1 A and AA on any page, math typeset; every formula carries
-    MathJax's assistive MathML (what a screen reader reads, offline), and the
-    page declares its language."""
+    MathJax's assistive MathML (what a screen reader reads, offline) and is
+    drawn in the colour of its text (axe's contrast rule checks the text, not
+    the glyphs: offline.AXE_LOAD), and the page declares its language."""
     assert_pages_meet_wcag_aa(browser, pages, "en")
 
 
@@ -102,6 +107,7 @@ def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
             assert typeset == readable, f"{path.name}: {typeset - readable} unread"
             assert page_lang == lang, f"{path.name}: lang={page_lang!r}"
             formulas += typeset
+            report += [f"{path.name}: {g}" for g in math_not_in_text_colour(page)]
             if more is not None:
                 report += more(path, page)
             violations = run_axe(page)

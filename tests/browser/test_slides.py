@@ -3,10 +3,9 @@ in Chromium with the network blocked (tests/browser/offline.py), paged through."
 
 import re
 
-import nbformat
 import pytest
 
-from tools import coursebuild, explorer_export
+from tools import coursebuild
 
 from .alt_text import assert_every_image_described
 from .conftest import ARTIFACTS
@@ -17,11 +16,13 @@ from .offline import (
     build,
     count_by_rule,
     describe,
+    math_not_in_text_colour,
     move_every_slider,
     offline_page,
     open_next,
     run_axe,
     serious,
+    stored_frames,
 )
 
 pytestmark = pytest.mark.browser
@@ -119,37 +120,6 @@ def slide_problems(deck, slide):
     return problems
 
 
-def stored_frames(lesson):
-    """Frames for lesson 01's explorer made of its stored pictures, as a run at
-    build time would give them (running the lesson would add 12 s; make html's
-    test runs it): two temperatures, each with its picture and readout."""
-    nb = nbformat.read(lesson, as_version=4)
-    cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
-    # each stored picture with the description stored beside it (plotting.show)
-    pictures = [
-        (o["data"]["image/png"], o.get("metadata", {}).get("image/png", {}).get("alt"))
-        for c in nb.cells
-        for o in c.get("outputs", [])
-        if "image/png" in o.get("data", {})
-    ]
-    still = next(
-        p
-        for p in pictures
-        if p[0] in {o["data"].get("image/png") for o in cell.outputs if "data" in o}
-    )
-    other = next(p for p in pictures if p[0] != still[0])
-    return {
-        str(cell.execution_count): {
-            "class": "TemperatureExplorer",
-            "controls": [{"name": "temperature", "labels": ["0.5", "1.0"], "start": 1}],
-            "frames": {
-                "0": [other[0], "temperature 0.5", other[1]],
-                "1": [still[0], "temperature 1.0", still[1]],
-            },
-        }
-    }
-
-
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory):
     """Every lesson's deck, built once, next to the shipped assets; lesson 01's
@@ -178,8 +148,9 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
 
     At 1280x800, after the pass, axe-core checks every slide of the deck against
     WCAG 2.0/2.1 A and AA (tests/browser/offline.py): 0 serious or critical
-    violations. One run over all the slides shown at once, since a run costs the
-    same for one slide as for all of them."""
+    violations (formulas drawn in their text's colour: offline.AXE_LOAD). One
+    run over all the slides shown at once, since a run costs the same for one
+    slide as for all of them."""
     if size != (1280, 800):
         decks = [max(decks, key=lambda d: d.stat().st_size)]
     report, summary, found = [], [], {}
@@ -216,6 +187,7 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
                     page.screenshot(path=str(ARTIFACTS / name))
             if size == (1280, 800):
                 assert page.evaluate(SHOW_EVERY_SLIDE) >= len(slides)
+                report += [f"{deck.name} {g}" for g in math_not_in_text_colour(page)]
                 violations = run_axe(page)
                 found[deck.stem] = count_by_rule(violations)
                 report += describe(deck.name, serious(violations))
