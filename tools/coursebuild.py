@@ -31,6 +31,7 @@ their sliders or a still picture (tools/explorer_export.py).
 
 import contextlib
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -418,13 +419,93 @@ def with_language(body, lang):
     return body
 
 
+FOCUSABLE = re.compile(
+    r'(<div\b[^>]*?\bclass="(?:[^"]*\s)?'
+    r'(?:jp-Cell-inputWrapper|jp-OutputArea-output)(?:\s[^"]*)?")'
+)
+IMG_WITHOUT_ALT = re.compile(r"<img\b(?![^>]*\salt=)[^>]*>")
+
+
+def focusable(html):
+    """``html`` (a cell) with every input wrapper and output area focusable
+    (tabindex="0"), as nbconvert's HTMLExporter makes them: a keyboard reaches
+    and scrolls each. The course templates apply it to every cell (any_cell)."""
+    import markupsafe
+
+    return markupsafe.Markup(FOCUSABLE.sub(r'\1 tabindex="0"', html))
+
+
+def no_alt_text(cell, resources):
+    """Stop the build at a figure without alt text (image_output.html.j2 calls
+    it): nbconvert would write its placeholder, which the browser tests refuse."""
+    first = cell.source.strip().splitlines()[:1] or [""]
+    raise ValueError(
+        f"{resources['metadata'].get('name', 'a notebook')}: the image output of "
+        f"cell {cell.get('id', '?')} ({first[0][:60]!r}) has no alt text in its "
+        "metadata (helpers.plotting.show stores one)"
+    )
+
+
+@functools.cache
+def _exporter_classes():
+    """nbconvert's HTMLExporter and SlidesExporter without their BeautifulSoup
+    pass.
+
+    HTMLExporter.from_notebook_node (nbconvert 7.17.2, exporters/html.py)
+    parses the whole page with html.parser and writes it out again only to add
+    tabindex="0" to every input wrapper and output area and a placeholder alt
+    to every <img> without one: two thirds of a build's time. The course
+    templates write the tabindex themselves (``focusable``) and a figure
+    without alt stops the build (``no_alt_text``), so these classes do what
+    that method does minus the soup, and refuse any other <img> without alt
+    (a picture in a Markdown cell's HTML). tests/course/test_builds.py checks
+    that a built page and deck have every tabindex and alt.
+    """
+    from nbconvert import HTMLExporter, SlidesExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters.highlight import Highlight2HTML
+    from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+    class WithoutSoup:
+        def from_notebook_node(self, nb, resources=None, **kw):
+            langinfo = nb.metadata.get("language_info", {})
+            lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+            highlight_code = self.filters.get(
+                "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)
+            )
+            resources = self._init_resources(resources)
+            filter_data_type = WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources
+            )
+            self.register_filter("highlight_code", highlight_code)
+            self.register_filter("filter_data_type", filter_data_type)
+            html, resources = TemplateExporter.from_notebook_node(
+                self, nb, resources, **kw
+            )
+            missing = IMG_WITHOUT_ALT.search(html)
+            if missing:
+                name = resources["metadata"].get("name", "a notebook")
+                raise ValueError(
+                    f"{name}: an image without alt text: {missing[0][:120]}"
+                )
+            return html, resources
+
+    class CourseHTMLExporter(WithoutSoup, HTMLExporter):
+        pass
+
+    class CourseSlidesExporter(WithoutSoup, SlidesExporter):
+        pass
+
+    return CourseHTMLExporter, CourseSlidesExporter
+
+
 def make_exporter(kind):
     """The nbconvert exporter of ``kind`` ("slides" or "html"), set up as the
     builds use it: the course's templates, offline asset URLs, 1280x800 decks,
     code coloured in CODE_STYLE."""
-    from nbconvert import HTMLExporter, SlidesExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
+    HTMLExporter, SlidesExporter = _exporter_classes()
     if kind == "slides":
         exporter = SlidesExporter(
             extra_template_basedirs=[str(TEMPLATES)],
@@ -452,6 +533,8 @@ def make_exporter(kind):
     for name, url in _asset_urls("../assets").items():
         setattr(exporter, name, url)
     exporter.register_filter("code_style_css", code_style_css)
+    exporter.register_filter("focusable", focusable)
+    exporter.register_filter("no_alt_text", no_alt_text)
     return exporter
 
 

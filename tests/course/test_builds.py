@@ -338,7 +338,9 @@ def _figure_notebook(alt=None, language=None):
 def test_a_figures_alt_text_reaches_pages_and_decks(kind):
     """The alt text an output's metadata carries (IPython's convention) is the
     image's alt in pages and decks, escaped, instead of nbconvert's placeholder;
-    an image without one still gets the placeholder (the browser tests refuse it)."""
+    a figure without one stops the build, naming the lesson and the cell, and
+    so does any other <img> without alt (nbconvert's placeholder would be
+    written, which the browser tests refuse)."""
     from bs4 import BeautifulSoup
 
     exporter = coursebuild.make_exporter(kind)
@@ -347,9 +349,42 @@ def test_a_figures_alt_text_reaches_pages_and_decks(kind):
     assert "<b>" not in body.split("<main>")[1]
     (img,) = BeautifulSoup(body, "html.parser").select(".jp-RenderedImage img")
     assert img["alt"] == alt and img["src"] == f"data:image/png;base64,{PIXEL}"
-    body, _ = exporter.from_notebook_node(_figure_notebook())
-    (img,) = BeautifulSoup(body, "html.parser").select(".jp-RenderedImage img")
-    assert img["alt"] == "No description has been provided for this image"
+    nb = _figure_notebook()
+    nb.cells[1].id = "figure-cell"
+    with pytest.raises(
+        ValueError, match=r"^lesson_x: .* cell figure-cell \('show\(\)'\)"
+    ):
+        exporter.from_notebook_node(nb, resources={"metadata": {"name": "lesson_x"}})
+    nb = _figure_notebook(alt)
+    nb.cells.append(nbformat.v4.new_markdown_cell('<img src="a.png" width="10">'))
+    with pytest.raises(ValueError, match=r"^lesson_x: an image without alt text"):
+        exporter.from_notebook_node(nb, resources={"metadata": {"name": "lesson_x"}})
+
+
+@pytest.mark.parametrize("kind", ["html", "slides"])
+def test_cells_are_focusable_and_images_described_without_the_soup_pass(kind):
+    """The course's exporters skip nbconvert's BeautifulSoup pass
+    (coursebuild._exporter_classes): the templates must write what it added.
+    In lesson 02 built as make html / make slides build it, every input wrapper
+    and output area is focusable (tabindex="0": a keyboard reaches and scrolls
+    it) and every image has an alt of its own."""
+    from bs4 import BeautifulSoup
+
+    path = coursebuild.NOTEBOOKS / "02_matrix_form.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb = coursebuild.prepare(nb, kind, None, slideplan.load_curation(path))
+    body, _ = coursebuild.make_exporter(kind).from_notebook_node(
+        nb, resources={"metadata": {"name": path.stem}}
+    )
+    soup = BeautifulSoup(body, "html.parser")
+    inputs = soup.select(".jp-Notebook div.jp-Cell-inputWrapper")
+    outputs = soup.select(".jp-Notebook div.jp-OutputArea-output")
+    images = soup.select("img")
+    assert len(inputs) > 10 and len(outputs) > 5 and images
+    for div in inputs + outputs:
+        assert div.get("tabindex") == "0", str(div)[:200]
+    for img in images:
+        assert img.get("alt") and "No description" not in img["alt"], str(img)[:200]
 
 
 @pytest.mark.parametrize("kind", ["html", "slides"])
@@ -357,7 +392,9 @@ def test_pages_and_decks_colour_code_in_an_accessible_style(kind):
     """Code is coloured by accessible-pygments' a11y-light (operators #163,
     comments #515151, numbers #7F4707: 4.5:1 or more on its #f2f2f2), and the
     rules are specific enough to win over the lab theme's ``.highlight .o``."""
-    body, _ = coursebuild.make_exporter(kind).from_notebook_node(_figure_notebook())
+    body, _ = coursebuild.make_exporter(kind).from_notebook_node(
+        _figure_notebook("A one-pixel picture to colour the code around it")
+    )
     for rule in (
         "html .highlight .o { color: #163 }",
         "html .highlight .c1 { color: #515151 }",
