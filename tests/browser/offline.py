@@ -194,18 +194,22 @@ def axe_source():
 # axe read into the page as a plain script: require.js is on the pages, and axe's
 # UMD wrapper would otherwise define an anonymous AMD module, which require.js
 # refuses ("Mismatched anonymous define()").
-# MathJax 2's typeset formulas (the pages' and decks') are left out of axe's
-# color-contrast rule, and only of that rule: their glyph spans (a third to a
-# half of a page's elements) cost a third of its time and gave only "incomplete"
-# (axe cannot measure a glyph). A formula is drawn in its text's colour: MATH_COLOUR
-# below finds any glyph that is not, and the text around it is checked by the rule.
+# Two kinds of span are left out of axe's color-contrast rule, and only of that
+# rule: MathJax 2's typeset glyphs (a third to a half of a page's elements; a
+# third of the rule's time, and axe gave them only "incomplete", as it cannot
+# measure a glyph) and the code cells' Pygments token spans (about a third of
+# the rest). Each is checked otherwise, on the same pass: a formula is drawn in
+# its text's colour, which the rule checks (MATH_COLOUR finds any glyph that is
+# not), and every token's contrast with its code block is computed with WCAG's
+# formula (CODE_CONTRAST).
 AXE_LOAD = """(source) => {
   if (!window.axe) {
     const define = window.define;
     window.define = undefined;
     try { (0, eval)(source); } finally { window.define = define; }
     axe.configure({rules: [
-      {id: 'color-contrast', selector: '*:not(.MathJax_CHTML *)'}]});
+      {id: 'color-contrast',
+       selector: '*:not(.MathJax_CHTML *):not(.highlight pre *)'}]});
   }
   return axe.version;
 }"""
@@ -225,6 +229,54 @@ MATH_COLOUR = """() => {
   }
   return odd.slice(0, 5);
 }"""
+
+
+# every token of every code cell (a span in a Pygments block) whose contrast
+# with the background it is drawn on is under WCAG AA's 4.5:1 (normal text's
+# ratio, also where a deck's code is large enough for 3:1: stricter than axe), as
+# "token text: ratio"; the colours as computed, alpha blended over the nearest
+# opaque background; an element with opacity below 1 around it is reported too
+CODE_CONTRAST = """() => {
+  const rgba = (c) => { const v = c.match(/[\\d.]+/g).map(Number);
+    return v.length === 3 ? [...v, 1] : v; };
+  const over = (top, under) => top.slice(0, 3).map(
+    (x, i) => x * top[3] + under[i] * (1 - top[3]));
+  const channel = (x) => { x /= 255;
+    return x <= 0.04045 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); };
+  const lum = (c) => 0.2126 * channel(c[0]) + 0.7152 * channel(c[1])
+    + 0.0722 * channel(c[2]);
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (parseFloat(style.opacity) < 1) return null;
+      const bg = rgba(style.backgroundColor);
+      if (bg[3] > 0) layers.push(bg);
+      if (bg[3] === 1) break;
+    }
+    return layers.reduceRight((under, top) => over(top, under), [255, 255, 255]);
+  };
+  const low = [];
+  let tokens = 0;
+  for (const span of document.querySelectorAll('.highlight pre *')) {
+    if (!span.textContent.trim() || !span.getClientRects().length) continue;
+    tokens += 1;
+    const bg = background(span);
+    if (bg === null) { low.push(`${span.textContent}: opacity`); continue; }
+    const fg = over(rgba(getComputedStyle(span).color), bg);
+    const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) low.push(`${span.textContent.slice(0, 20)}: ${ratio.toFixed(2)}`);
+  }
+  return {tokens, low: low.slice(0, 5)};
+}"""
+
+
+def code_below_contrast(page):
+    """Up to five code tokens of ``page`` under 4.5:1 against their background
+    (axe's color-contrast rule leaves the token spans out: AXE_LOAD), and how
+    many tokens were measured."""
+    return page.evaluate(CODE_CONTRAST)
 
 
 def math_not_in_text_colour(page):

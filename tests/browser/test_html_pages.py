@@ -16,6 +16,7 @@ from .offline import (
     EXECUTED,
     assert_explorers_are_stills_with_a_note,
     build,
+    code_below_contrast,
     count_by_rule,
     describe,
     math_not_in_text_colour,
@@ -87,7 +88,9 @@ def test_every_page_meets_wcag_aa(browser, pages):
     of WCAG 2.0/2.1 A and AA on any page, math typeset; every formula carries
     MathJax's assistive MathML (what a screen reader reads, offline) and is
     drawn in the colour of its text (axe's contrast rule checks the text, not
-    the glyphs: offline.AXE_LOAD), and the page declares its language."""
+    the glyphs: offline.AXE_LOAD), every code token is at 4.5:1 or more against
+    its code block (computed here, as axe leaves the token spans out too), and
+    the page declares its language."""
     assert_pages_meet_wcag_aa(browser, pages, "en")
 
 
@@ -95,7 +98,7 @@ def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
     """The WCAG check of every page in ``pages``, whose html lang is ``lang``;
     ``more(path, page)``: a list of further findings on the open page (the
     Chinese pages' fonts, tests/browser/test_chinese_pages.py)."""
-    report, found, formulas = [], {}, 0
+    report, found, formulas, tokens = [], {}, 0, 0
     # one context and page for every page (offline.open_next): a missing file
     # is still a failed request, in whatever cache
     context, page, problems = offline_page(browser)
@@ -108,6 +111,9 @@ def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
             assert page_lang == lang, f"{path.name}: lang={page_lang!r}"
             formulas += typeset
             report += [f"{path.name}: {g}" for g in math_not_in_text_colour(page)]
+            code = code_below_contrast(page)
+            tokens += code["tokens"]
+            report += [f"{path.name}: code {t}" for t in code["low"]]
             if more is not None:
                 report += more(path, page)
             violations = run_axe(page)
@@ -118,6 +124,7 @@ def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
         context.close()
     print(f"axe-core, WCAG 2.0/2.1 A and AA, per page (lang {lang}):", found)
     assert formulas > 100, f"only {formulas} formulas typeset"
+    assert tokens > 1000, f"only {tokens} code tokens measured"
     assert not report, f"{len(report)} findings:\n" + "\n".join(report[:30])
 
 

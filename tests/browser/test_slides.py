@@ -14,6 +14,7 @@ from .offline import (
     SHOW_EVERY_SLIDE,
     assert_explorers_are_stills_with_a_note,
     build,
+    code_below_contrast,
     count_by_rule,
     describe,
     math_not_in_text_colour,
@@ -148,7 +149,8 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
 
     At 1280x800, after the pass, axe-core checks every slide of the deck against
     WCAG 2.0/2.1 A and AA (tests/browser/offline.py): 0 serious or critical
-    violations (formulas drawn in their text's colour: offline.AXE_LOAD). One
+    violations (formulas drawn in their text's colour, code tokens at 4.5:1 or
+    more against their block, both checked here: offline.AXE_LOAD). One
     run over all the slides shown at once, since a run costs the same for one
     slide as for all of them."""
     if size != (1280, 800):
@@ -188,6 +190,9 @@ def test_every_slide_of_every_deck_is_a_slide(browser, decks, size):
             if size == (1280, 800):
                 assert page.evaluate(SHOW_EVERY_SLIDE) >= len(slides)
                 report += [f"{deck.name} {g}" for g in math_not_in_text_colour(page)]
+                code = code_below_contrast(page)
+                assert code["tokens"] > 0, f"{deck.name}: no code token measured"
+                report += [f"{deck.name} code {t}" for t in code["low"]]
                 violations = run_axe(page)
                 found[deck.stem] = count_by_rule(violations)
                 report += describe(deck.name, serious(violations))
