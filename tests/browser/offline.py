@@ -262,7 +262,10 @@ CODE_CONTRAST = """() => {
     if (!span.textContent.trim() || !span.getClientRects().length) continue;
     tokens += 1;
     const bg = background(span);
-    if (bg === null) { low.push(`${span.textContent}: opacity`); continue; }
+    if (bg === null) {
+      low.push(`${span.textContent.slice(0, 20)}: opacity`);
+      continue;
+    }
     const fg = over(rgba(getComputedStyle(span).color), bg);
     const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
     const ratio = (a + 0.05) / (b + 0.05);
@@ -272,18 +275,14 @@ CODE_CONTRAST = """() => {
 }"""
 
 
-def code_below_contrast(page):
-    """Up to five code tokens of ``page`` under 4.5:1 against their background
-    (axe's color-contrast rule leaves the token spans out: AXE_LOAD), and how
-    many tokens were measured."""
-    return page.evaluate(CODE_CONTRAST)
-
-
-def math_not_in_text_colour(page):
-    """Up to five glyphs of ``page``'s typeset formulas drawn in another colour
-    than the text around them, or on a background of their own (axe's
-    color-contrast rule leaves formulas out: AXE_LOAD)."""
-    return page.evaluate(MATH_COLOUR)
+def contrast_axe_leaves_out(page):
+    """What axe's color-contrast rule leaves out of ``page`` (AXE_LOAD),
+    checked here: up to five formula glyphs not drawn in their text's colour
+    or on a background of their own, and up to five code tokens under 4.5:1
+    against their block, as finding strings; and how many tokens were measured."""
+    code = page.evaluate(CODE_CONTRAST)
+    findings = page.evaluate(MATH_COLOUR) + [f"code {t}" for t in code["low"]]
+    return findings, code["tokens"]
 
 
 # one axe run: the violations, each node as its selector, its HTML and why.

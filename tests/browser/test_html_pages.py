@@ -16,10 +16,9 @@ from .offline import (
     EXECUTED,
     assert_explorers_are_stills_with_a_note,
     build,
-    code_below_contrast,
+    contrast_axe_leaves_out,
     count_by_rule,
     describe,
-    math_not_in_text_colour,
     move_every_slider,
     offline_page,
     open_next,
@@ -110,10 +109,9 @@ def assert_pages_meet_wcag_aa(browser, pages, lang, more=None):
             assert typeset == readable, f"{path.name}: {typeset - readable} unread"
             assert page_lang == lang, f"{path.name}: lang={page_lang!r}"
             formulas += typeset
-            report += [f"{path.name}: {g}" for g in math_not_in_text_colour(page)]
-            code = code_below_contrast(page)
-            tokens += code["tokens"]
-            report += [f"{path.name}: code {t}" for t in code["low"]]
+            findings, measured = contrast_axe_leaves_out(page)
+            report += [f"{path.name}: {f}" for f in findings]
+            tokens += measured
             if more is not None:
                 report += more(path, page)
             violations = run_axe(page)
