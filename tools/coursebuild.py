@@ -328,7 +328,7 @@ def ensure_assets(assets=ASSETS):
     npm installs into ``build/npm`` (a cache, about 200 MB, never shipped);
     ``build/assets`` receives the few files the pages request (ASSET_FILES),
     so copying build/html, build/slides and build/assets is enough. One process
-    at a time: make test's two processes build decks and pages side by side,
+    at a time: make test-browser's two processes build decks and pages side by side,
     and on a fresh clone both would install and copy into the same folders.
     """
     with exclusive(assets.parent / ".assets.lock"):

@@ -3,8 +3,8 @@ browser page that may not reach the network, and moving an exported explorer's
 sliders.
 
 Decks (tests/browser/test_slides.py) and pages (tests/browser/test_html_pages.py)
-are built and checked in separate files, so make test's two processes can take
-one each. Chromium opens them as file:// URLs; every http(s) request is aborted
+are built and checked in separate files, so make test-browser's two processes can
+take one each. Chromium opens them as file:// URLs; every http(s) request is aborted
 and recorded, and every file:// request that finds nothing is recorded too: a
 page may not need the network, nor an asset that build/assets does not ship.
 """
@@ -52,7 +52,7 @@ def stored_frames(lesson):
     """Frames for lesson 01's explorer made of its stored pictures, as a run at
     build time would give them: two temperatures, each with its picture and
     readout. The decks and pages use them (running lesson 01 at build time
-    added about 13 s to make test); the frames a kernel writes at build time
+    added about 13 s to the browser tests); the frames a kernel writes at build time
     (coursebuild.execute_with_frames) are tested in test_exported_explorers.py."""
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))

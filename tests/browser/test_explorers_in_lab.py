@@ -13,8 +13,9 @@ A screenshot per lesson lands in test-artifacts/browser/.
 Lessons 09, 10 and 11 train a model before their explorers, and lessons 12 and
 13 are long pages whose explorers are the same render engine again (their
 Python side is driven directly in tests/explorers): all five are ``slow`` (make
-test-slow, which CI runs). make test keeps one lesson for each kind of explorer
-the engine first had: temperature (01), d_k and scale (04), heads (07)."""
+test-slow, which CI runs), and so are lessons 04 and 07 (d_k and scale, heads:
+the other kinds of explorer the engine first had), since 2026-12-02. make
+test-browser drives lesson 01's (temperature)."""
 
 import re
 
@@ -39,8 +40,8 @@ def _explorer_cells(path):
     ]
 
 
-# every lesson with an explorer; make test drives lesson 01's, make test-slow the
-# others' (04 and 07 were in make test until 2026-12-02)
+# every lesson with an explorer; make test-browser drives lesson 01's, make
+# test-slow the others' (04 and 07 were in make test until 2026-12-02)
 LESSONS = [
     pytest.param(path.name, marks=[] if path.name == LESSON_01 else [pytest.mark.slow])
     for path in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -6,7 +6,7 @@ Lesson 01's page is built with frames written as make html writes them: by the
 export's kernel code (explorer_export.FRAME_CODE) after the explorer's cell, in a
 kernel (coursebuild.execute_with_frames), here a two-cell notebook that makes a
 real TemperatureExplorer (running all of lesson 01 cost about 13 s more; nbval
-runs the lesson itself). This is make test's one run of that kernel path.
+runs the lesson itself). This is make test-browser's one run of that kernel path.
 """
 
 import shutil

@@ -282,7 +282,7 @@ def _hold_lock(lock, log, name):
 
 
 def test_asset_installs_take_turns(tmp_path):
-    """Two processes building at once (make test's two) install the assets one
+    """Two processes building at once (make test-browser's two) install the assets one
     after the other: each is in and out before the other comes in."""
     lock, log = tmp_path / ".assets.lock", tmp_path / "log"
     workers = [

@@ -84,7 +84,15 @@ def test_make_lab_installs_the_learner_set_only():
     dev_needs, dev_recipe = _rule(makefile, "$(DEV_STAMP)")
     assert "$(STAMP)" in dev_needs
     assert "pip install -r requirements-dev.txt" in dev_recipe
-    for target in ("test", "test-slow", "notebooks", "student", "slides", "html"):
+    for target in (
+        "test",
+        "test-browser",
+        "test-slow",
+        "notebooks",
+        "student",
+        "slides",
+        "html",
+    ):
         assert "$(DEV_STAMP)" in _rule(makefile, target)[0], target
 
 
@@ -232,15 +240,17 @@ def test_ci_runs_the_readme_test_command_and_fails_with_it():
     readme = (REPO / "README.md").read_text()
     commands = readme.split("## The two commands")[1].split("##")[0]
     assert "make test   #" in commands and "make check" in commands
-    # make check is make test, the class tests and the Chinese edition's runs,
-    # nothing left out: every slow test is in test-slow or test-zh
+    # make check is make test, the browser checks, the class tests and the
+    # Chinese edition's runs, nothing left out: every browser test that is not
+    # slow is in test-browser, every slow test in test-slow or test-zh
     makefile = (REPO / "Makefile").read_text()
-    assert re.search(r"^check: test test-slow test-zh$", makefile, re.M)
+    assert re.search(r"^check: test test-browser test-slow test-zh$", makefile, re.M)
     tiers = {
         target: re.search(rf"^{target}:.*\n\t.*pytest (.*)$", makefile, re.M).group(1)
-        for target in ("test", "test-slow", "test-zh")
+        for target in ("test", "test-browser", "test-slow", "test-zh")
     }
-    assert tiers["test"].endswith('-m "not slow"'), tiers
+    assert tiers["test"].endswith('-m "not slow and not browser"'), tiers
+    assert tiers["test-browser"].endswith('-m "browser and not slow"'), tiers
     assert tiers["test-slow"].endswith('-m "slow and not zh"'), tiers
     assert tiers["test-zh"].endswith("-m zh"), tiers
 
