@@ -15,8 +15,8 @@ the prose talks about before running anything (lesson 00 promises pictures),
 as the lesson has them. From the exercises on, outputs are cleared (the
 solutions are stubs and the checks have not run), and so is the widget state.
 Test markers never reach a learner: each ``# NBVAL_...`` line and the reason
-comments after it are dropped from the code and kept in the cell's metadata,
-``metadata["course"]["nbval"]``, where a reviewer finds them. Relative links are
+comments after it are dropped from the code, and nbval's tags and reasons from
+the cells' metadata; the lesson keeps them, where a reviewer finds them. Relative links are
 rewritten to work from ``notebooks/student/`` (``../README.md`` becomes
 ``../../README.md``); links to another lesson keep pointing at its student
 copy beside it. Rebuilt from the same lesson, a copy is the same bytes.
@@ -171,21 +171,20 @@ def relink(source):
     return HTML_LINK.sub(lambda m: m[1] + student_target(m[2]) + m[3], source)
 
 
-def move_test_markers(cell):
-    """Drop ``# NBVAL_...`` lines and their reasons; keep them in the metadata."""
-    lines = cell.source.splitlines()
-    kept = []
-    for index, line in enumerate(lines):
-        if slidefit.NBVAL.match(line):
-            reason = []
-            for following in lines[index + 1 :]:
-                if not following.lstrip().startswith("#"):
-                    break
-                reason.append(following.strip())
-            kept.append("\n".join([line.strip(), *reason]))
-    if kept:
-        cell.metadata.setdefault("course", {})["nbval"] = kept
+def drop_test_markers(cell):
+    """Drop ``# NBVAL_...`` lines and their reasons from the code, and nbval's
+    tags (``nbval-ignore-output``, ...) and ``nbval_ignore_reason`` from the
+    metadata: the lesson keeps them, where a reviewer finds them."""
+    if any(slidefit.NBVAL.match(line) for line in cell.source.splitlines()):
         cell.source = slidefit.strip_test_markers(cell.source)
+    cell.metadata.pop("nbval_ignore_reason", None)
+    tags = cell.metadata.get("tags")
+    if tags is not None:
+        kept = [tag for tag in tags if not tag.startswith("nbval")]
+        if kept:
+            cell.metadata["tags"] = kept
+        else:
+            del cell.metadata["tags"]
 
 
 def without_widgets(outputs):
@@ -219,7 +218,7 @@ def student_copy(nb):
             continue
         if BEGIN in cell.source:
             cell.source = strip_solution(cell.source)
-        move_test_markers(cell)
+        drop_test_markers(cell)
         if index < start:
             cell.outputs = without_widgets(cell.outputs)
         else:

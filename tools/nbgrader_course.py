@@ -61,7 +61,7 @@ from tools.coursebuild import (  # noqa: E402
     BEGIN,
     END,
     STUB,
-    move_test_markers,
+    drop_test_markers,
     relink,
 )
 
@@ -247,7 +247,7 @@ def write_course(dest, lesson_paths=None, timeout=60, import_timeout=None, lang=
             if cell.cell_type == "markdown":
                 cell.source = edition["links"](cell.source)
             elif cell.cell_type == "code":
-                move_test_markers(cell)
+                drop_test_markers(cell)
         nbformat.write(nb, folder / path.name)
         names.append(folder.name)
     return names
