@@ -16,10 +16,11 @@ as the lesson has them. From the exercises on, outputs are cleared (the
 solutions are stubs and the checks have not run), and so is the widget state.
 Test markers never reach a learner: each ``# NBVAL_...`` line and the reason
 comments after it are dropped from the code, and nbval's tags and reasons from
-the cells' metadata; the lesson keeps them, where a reviewer finds them. Relative links are
-rewritten to work from ``notebooks/student/`` (``../README.md`` becomes
-``../../README.md``); links to another lesson keep pointing at its student
-copy beside it. Rebuilt from the same lesson, a copy is the same bytes.
+the cells' metadata; the lesson keeps them, where a reviewer finds them.
+Relative links are rewritten to work from ``notebooks/student/``
+(``../README.md`` becomes ``../../README.md``); links to another lesson keep
+pointing at its student copy beside it. Rebuilt from the same lesson, a copy
+is the same bytes.
 
 The slide and
 HTML pages load reveal.js, require.js, jQuery and MathJax from ``build/assets``
