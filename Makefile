@@ -75,8 +75,8 @@ test: $(DEV_STAMP)
 test-browser: $(DEV_STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_XDIST) -m "browser and not slow"
 
-## make test-slow: the slow runs (a JupyterHub class, nbgrader, lessons 09-13 in Lab,
-## the Chinese lessons under nbval)
+## make test-slow: the slow runs (a JupyterHub class, nbgrader, the explorers of
+## lessons 04, 07 and 09-13 in JupyterLab)
 test-slow: $(DEV_STAMP) hub-proxy
 	$(TEST_ENV) $(BIN)/python -m pytest $(PYTEST_XDIST) -m "slow and not zh"
 
