@@ -85,6 +85,7 @@ class RandomFeaturesExplorer(render.Explorer):
             linewidth=1.5,
         )
         self.ax_weights.set_xlim(-0.6, m - 0.4)
+        self.ax_weights.set_xticks(np.arange(0, m, 2))  # keys are whole numbers
         plotting.style_axes(self.ax_weights, "query 0's weights", "key s", "weight")
         self.update()
 
