@@ -176,8 +176,7 @@ def drop_test_markers(cell):
     """Drop ``# NBVAL_...`` lines and their reasons from the code, and nbval's
     tags (``nbval-ignore-output``, ...) and ``nbval_ignore_reason`` from the
     metadata: the lesson keeps them, where a reviewer finds them."""
-    if any(slidefit.NBVAL.match(line) for line in cell.source.splitlines()):
-        cell.source = slidefit.strip_test_markers(cell.source)
+    cell.source = slidefit.strip_test_markers(cell.source)
     cell.metadata.pop("nbval_ignore_reason", None)
     tags = cell.metadata.get("tags")
     if tags is not None:
