@@ -133,29 +133,78 @@ def _run_cells(page, run, lesson, fresh=True):
     )
 
 
+# Opens a lesson in the JupyterLab already in the page, as a learner double-
+# clicks it in the file browser (a new tab, a new kernel)
+OPEN_LESSON = """(path) => jupyterapp.commands.execute('docmanager:open', {path})
+  .then(() => {})"""
+
+# The lesson on screen is ``path`` and its kernel is idle
+LESSON_READY = """(path) => {
+  const widget = jupyterapp.shell.currentWidget;
+  return widget?.context?.path === path && widget.context.isReady
+    && widget.sessionContext.session?.kernel
+    && widget.sessionContext.kernelDisplayStatus === 'idle';
+}"""
+
+# Closes every tab and shuts its kernel down, for the next lesson's fresh
+# kernel (without the "save your work?" dialog: the server's copy is temporary)
+CLOSE_LESSONS = """async () => {
+  for (const widget of [...jupyterapp.shell.widgets('main')]) {
+    await widget.sessionContext?.shutdown();
+    widget.dispose();
+  }
+}"""
+
+
 def open_and_run(page, lab, lesson):
     """Open ``lesson`` in ``page`` as a learner finds it and run its explorer
     cells and the cells they need (asserting that they ran, in order, without an
-    error); return the lesson and the indices of its explorer cells."""
+    error); return the lesson and the indices of its explorer cells.
+
+    A page that already shows this JupyterLab opens the lesson in a new tab, as
+    a learner opens the next lesson; any other page loads JupyterLab with the
+    lesson, in a fresh workspace."""
     base, token, _, _ = lab
     nb, explorer_cells = _explorer_cells(REPO / "notebooks" / lesson)
-    # ?reset: a fresh workspace, so no earlier lesson's tab is restored
-    page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
+    if page.url.startswith(f"{base}/lab"):
+        page.evaluate(OPEN_LESSON, lesson)
+    else:
+        # ?reset: a fresh workspace, so no earlier lesson's tab is restored
+        page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
     # running a cell before the kernel is idle opens a "Select Kernel" dialog
+    page.wait_for_function(LESSON_READY, arg=lesson, polling=250, timeout=90_000)
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
     _run_cells(page, _cells_for_explorers(nb, explorer_cells), lesson)
     return nb, explorer_cells
 
 
+@pytest.fixture(scope="module")
+def lab_page(lab, lab_context):
+    """One JupyterLab page for the lessons opened here one after another, each
+    closed and its kernel shut down after its test (lesson 01 has its own page,
+    conftest.py's lesson_01_in_lab, which it shares with the axe check).
+
+    A page per lesson loaded the whole app each time and left every kernel
+    running: the seven lessons took 82 s and 105 s of CPU alone, against 63 s and
+    75 s on one page (2026-12-03, calibrate 1.35 s)."""
+    base, token, _, _ = lab
+    page = lab_context.new_page()
+    page.goto(f"{base}/lab?token={token}&reset")
+    page.wait_for_function("() => window.jupyterapp", polling=250, timeout=90_000)
+    page.evaluate("() => jupyterapp.restored.then(() => {})")
+    yield page
+    page.close()
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_explorer_slider_changes_plot(lab, lab_context, lesson, request):
+def test_explorer_slider_changes_plot(lab, lesson, request):
     # lesson 01 is opened and run once for this test and the axe check in
     # JupyterLab (tests/browser/conftest.py: lesson_01_in_lab)
     shared = lesson == LESSON_01
     if shared:
         page, (nb, explorer_cells) = request.getfixturevalue("lesson_01_in_lab")
     else:
-        page = lab_context.new_page()
+        page = request.getfixturevalue("lab_page")
     try:
         if not shared:
             nb, explorer_cells = open_and_run(page, lab, lesson)
@@ -201,7 +250,7 @@ def test_explorer_slider_changes_plot(lab, lab_context, lesson, request):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{lesson[:-6]}.png"), full_page=False)
         if not shared:
-            page.close()
+            page.evaluate(CLOSE_LESSONS)
 
 
 # the explorer's plot is part of the slide on screen (the deck hides the cells
