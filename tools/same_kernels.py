@@ -10,16 +10,24 @@ stores or compares outputs (pytest and nbval, ``make notebooks``, the builds,
 the Chinese edition, nbgrader) asks torch for its AVX2 kernels here, so that
 any x86-64 machine with AVX2 or more reproduces the stored outputs exactly.
 
-The two variables are torch's and oneDNN's own (``ATEN_CPU_CAPABILITY``,
-``ONEDNN_MAX_CPU_ISA``); MKL and NumPy's kernels gave the same digits either
-way. A learner's ``make lab`` does not set them: their kernels run at full
+The variables are torch's, oneDNN's and MKL's own (``ATEN_CPU_CAPABILITY``,
+``ONEDNN_MAX_CPU_ISA``, ``MKL_ENABLE_INSTRUCTIONS``: torch's CPU build does its
+float32 matrix products with MKL). MKL gave the same digits either way on an
+AVX-512 machine, but not on one with AMX (a Sapphire Rapids Xeon): there lesson
+10 printed 0.30 where its stored output says 0.29 until MKL too was held to
+AVX2 (found on 2026-12-03). NumPy's OpenBLAS gave the same digits on both. A
+learner's ``make lab`` does not set them: their kernels run at full
 speed and may print a last digit that differs from the stored output.
 """
 
 import os
 import platform
 
-KERNEL_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+KERNEL_ENV = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+}
 
 
 def apply(environ=os.environ):

@@ -45,6 +45,7 @@ def test_apply_keeps_a_value_already_set():
     assert environ["ATEN_CPU_CAPABILITY"] == "default"
     if X86:
         assert environ["ONEDNN_MAX_CPU_ISA"] == "AVX2"
+        assert environ["MKL_ENABLE_INSTRUCTIONS"] == "AVX2"
 
 
 def test_the_builds_apply_it():
