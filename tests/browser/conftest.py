@@ -132,7 +132,9 @@ def lab_context(browser):
 
     Its HTTP and script caches let every page after the first load JupyterLab's
     bundles from memory; a new context per page fetched and compiled them again.
-    Each test still opens its lesson with ``?reset``: a fresh workspace.
+    Lesson 01's page opens JupyterLab with ``?reset`` (a fresh workspace); the
+    slow lessons share one page and open each lesson in a new tab, closing the
+    last one and shutting down its kernel (test_explorers_in_lab.py: lab_page).
     (The first-screen test makes its own context: a profile that has seen nothing.)
     """
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
