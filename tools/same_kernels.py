@@ -12,10 +12,10 @@ any x86-64 machine with AVX2 or more reproduces the stored outputs exactly.
 
 The variables are torch's, oneDNN's and MKL's own (``ATEN_CPU_CAPABILITY``,
 ``ONEDNN_MAX_CPU_ISA``, ``MKL_ENABLE_INSTRUCTIONS``: torch's CPU build does its
-float32 matrix products with MKL). MKL gave the same digits either way on an
-AVX-512 machine, but not on one with AMX (a Sapphire Rapids Xeon): there lesson
-10 printed 0.30 where its stored output says 0.29 until MKL too was held to
-AVX2 (found on 2026-12-03). NumPy's OpenBLAS gave the same digits on both. A
+float32 matrix products with MKL). MKL gave the same digits either way on the
+AVX-512 machine of 2026-12-02, but not on a Xeon with AMX and AVX-512 FP16:
+there lesson 10 printed 0.30 where its stored output says 0.29 until MKL too
+was held to AVX2 (found on 2026-12-03). NumPy's OpenBLAS gave the same digits on both. A
 learner's ``make lab`` does not set them: their kernels run at full
 speed and may print a last digit that differs from the stored output.
 """
