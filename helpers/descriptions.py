@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from helpers.i18n import _
+from helpers.i18n import _, listed, sentences
 
 # mathtext commands a screen reader would spell out letter by letter
 SYMBOLS = {"langle": "⟨", "rangle": "⟩", "sigma": "σ", "cdot": "·", "ell": "ℓ"}
@@ -61,7 +61,7 @@ def scores_and_weights_text(scores, weights, labels):
     order = _("The weights keep the order of the scores.")
     if not kept:
         order = _("The weights do not follow the order of the scores.")
-    return f"{text} {order}"
+    return sentences([text, order])
 
 
 def _names(labels, count, prefix):
@@ -70,6 +70,20 @@ def _names(labels, count, prefix):
         if labels
         else [f"{prefix}_{i}" for i in range(count)]
     )
+
+
+def _triangle(offset):
+    """Where a lower triangle of 1s ends in row i: column i, i + k or i - k."""
+    if offset == 0:
+        return _("The 1s form a lower triangle: row i is 1 from column 0 to column i.")
+    if offset > 0:
+        return _(
+            "The 1s form a lower triangle: row i is 1 from column 0 to "
+            "column i + {offset}."
+        ).format(offset=offset)
+    return _(
+        "The 1s form a lower triangle: row i is 1 from column 0 to column i - {offset}."
+    ).format(offset=-offset)
 
 
 def heatmap_summary(weights, query_labels=None, key_labels=None):
@@ -82,51 +96,47 @@ def heatmap_summary(weights, query_labels=None, key_labels=None):
         )
         for offset in range(-n, m):
             if np.array_equal(weights, np.tril(np.ones((n, m)), offset)):
-                triangle = _(
-                    "The 1s form a lower triangle: row i is 1 from column 0 to "
-                    "column i + {offset}."
-                ).format(offset=offset)
-                return f"{text} {triangle}"
+                return sentences([text, _triangle(offset)])
         return text
-    sentences = []
+    said = []
     above = np.triu(weights, 1)
     zero_keys = [keys[j] for j in range(m) if np.all(weights[:, j] <= ZERO)]
     if n == m > 1 and np.all(above <= ZERO):
-        sentences.append(
+        said.append(
             _(
                 "Every weight above the diagonal is 0: each query sees itself "
                 "and earlier keys only."
             )
         )
     elif zero_keys:
-        sentences.append(
+        said.append(
             _("Keys {keys} get weight 0 from every query.").format(
-                keys=", ".join(zero_keys)
+                keys=listed(zero_keys, "names")
             )
         )
     best = weights.argmax(axis=1)
     if np.allclose(weights, 1 / m, atol=1e-6):
-        sentences.append(
+        said.append(
             _("Every query spreads its weight evenly, {uniform} on each key.").format(
                 uniform=number(1 / m)
             )
         )
     elif n <= 8:
-        pairs = ", ".join(
+        pairs = listed(
             _("{query} on {key} ({weight})").format(
                 query=queries[i], key=keys[j], weight=number(weights[i, j])
             )
             for i, j in enumerate(best)
         )
-        sentences.append(_("Largest weight per query: {pairs}.").format(pairs=pairs))
+        said.append(_("Largest weight per query: {pairs}.").format(pairs=pairs))
     else:
-        sentences.append(
+        said.append(
             _(
                 "The largest weight per query is {mean} on average "
                 "(uniform: {uniform})."
             ).format(mean=number(weights.max(axis=1).mean()), uniform=number(1 / m))
         )
-    return " ".join(sentences)
+    return sentences(said)
 
 
 def heatmap_text(weights, query_labels=None, key_labels=None, title=None):
@@ -142,7 +152,7 @@ def heatmap_text(weights, query_labels=None, key_labels=None, title=None):
         )
     else:
         head = _("Heatmap: {shape}").format(shape=shape)
-    return f"{head} {heatmap_summary(weights, query_labels, key_labels)}"
+    return sentences([head, heatmap_summary(weights, query_labels, key_labels)])
 
 
 def grid_text(weights, names, query_labels=None, key_labels=None):
@@ -162,7 +172,9 @@ def grid_text(weights, names, query_labels=None, key_labels=None):
     panels = weights.reshape(rows * cols, n, m)
     if len(panels) > 1 and all(np.array_equal(p, panels[0]) for p in panels):
         same = _("All panels are identical.")
-        return f"{text} {same} {heatmap_summary(panels[0], query_labels, key_labels)}"
+        return sentences(
+            [text, same, heatmap_summary(panels[0], query_labels, key_labels)]
+        )
     if len(panels) > 8:
         return text
     said = [
@@ -171,4 +183,4 @@ def grid_text(weights, names, query_labels=None, key_labels=None):
         )
         for name, p in zip(names, panels, strict=True)
     ]
-    return " ".join([text, *said])
+    return sentences([text, *said])

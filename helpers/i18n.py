@@ -31,7 +31,7 @@ import threading
 import warnings
 from pathlib import Path
 
-__all__ = ["_", "N_", "language", "catalogue_path", "reload"]
+__all__ = ["_", "N_", "language", "catalogue_path", "reload", "sentences", "listed"]
 
 LANGUAGES = ("en", "zh")
 _ROOT = Path(__file__).resolve().parent.parent
@@ -126,3 +126,31 @@ def N_(message):
     """``message`` itself: marks a template kept for later (in a table, say) for
     the catalogue's extraction; ``_`` translates it where it is shown."""
     return message
+
+
+# how a language joins whole sentences and the items of a list
+_FULL_STOPS = ("\u3002", "\uff01", "\uff1f", "\uff09", "\u201d")  # 。！？）”
+_LIST_SEPARATORS = {
+    "en": {"phrases": ", ", "names": ", ", "clauses": "; "},
+    "zh": {"phrases": "\uff0c", "names": "\u3001", "clauses": "\uff1b"},  # ，、；
+}
+
+
+def sentences(parts):
+    """Whole sentences (translated, formatted), one after another, empty ones
+    left out: a space between them in English; none in Chinese after a
+    full-width stop (a sentence ends in 。), a space after anything else."""
+    parts = [p.strip() for p in parts if p and p.strip()]
+    if language() == "en":
+        return " ".join(parts)
+    text = parts[0] if parts else ""
+    for part in parts[1:]:
+        text += part if text.endswith(_FULL_STOPS) else " " + part
+    return text
+
+
+def listed(items, kind="phrases"):
+    """The items of a list inside a sentence, joined as the language does:
+    ``phrases`` (", " or \uff0c), ``names`` (", " or \u3001) or ``clauses``
+    ("; " or \uff1b)."""
+    return _LIST_SEPARATORS[language()][kind].join(items)

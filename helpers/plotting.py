@@ -27,7 +27,7 @@ from matplotlib.ticker import MaxNLocator
 
 from helpers._arrays import check_labels, check_weights, to_array
 from helpers.descriptions import grid_text, heatmap_text, plain, scores_and_weights_text
-from helpers.i18n import _
+from helpers.i18n import _, listed, sentences
 
 FONT_SIZE = 13  # axis labels and titles; tick labels use FONT_SIZE - 1 (>= 12)
 CMAP = "viridis"
@@ -242,7 +242,7 @@ def plot_attention_grid(
     if title is not None:
         fig.suptitle(title, fontsize=FONT_SIZE + 1)
     names = [
-        ", ".join(plain(x[i]) for x, i in ((row_labels, r), (col_labels, c)) if x)
+        listed([plain(x[i]) for x, i in ((row_labels, r), (col_labels, c)) if x])
         or f"({r}, {c})"
         for r in range(rows)
         for c in range(cols)
@@ -351,7 +351,7 @@ def add_description(fig, key, text):
 
 def describe(fig):
     """What the plot functions said about ``fig``, in the order they drew."""
-    return " ".join(getattr(fig, "_course_descriptions", {}).values())
+    return sentences(getattr(fig, "_course_descriptions", {}).values())
 
 
 def _replace_descriptions(fig, axes, text):
@@ -376,7 +376,7 @@ def figure_text(fig, text=None, **values):
     parts = [_("{title}.").format(title=title) if title else "", describe(fig)]
     if text is not None:
         parts.append(_(text).format(**values))
-    alt = " ".join(part.strip() for part in parts if part and part.strip())
+    alt = sentences(parts)
     if not alt:
         raise ValueError(
             "this figure has no description: draw it with a helpers.plotting "

@@ -12,7 +12,7 @@ import numpy as np
 
 from helpers.descriptions import number, plain
 from helpers.explorers.maths import SATURATED
-from helpers.i18n import _
+from helpers.i18n import _, listed, sentences
 
 
 def _sharpness(max_weight):
@@ -46,7 +46,7 @@ def attention(explorer, data):
         h=number(data["entropy"]),
         h_max=number(data["max_entropy"]),
     )
-    return " ".join(filter(None, [text, _sharpness(data["max_weight"])]))
+    return sentences([text, _sharpness(data["max_weight"])])
 
 
 def temperature(explorer, data):
@@ -73,18 +73,21 @@ def temperature(explorer, data):
         notice = _("Above 1 the bars are flatter than the outline.")
     else:
         notice = _("At 1 the bars fill the outline.")
-    return f"{text} {notice}"
+    return sentences([text, notice])
 
 
 def heads(explorer, data):
     """HeadsExplorer: one heatmap per head, their sharpness, identical or not."""
-    per_head = "; ".join(
-        _("head {h} {entropy} nats, largest {top}").format(
-            h=h, entropy=number(e), top=number(w)
-        )
-        for h, (e, w) in enumerate(
-            zip(data["entropy"], data["max_weight"], strict=True)
-        )
+    per_head = listed(
+        [
+            _("head {h} {entropy} nats, largest {top}").format(
+                h=h, entropy=number(e), top=number(w)
+            )
+            for h, (e, w) in enumerate(
+                zip(data["entropy"], data["max_weight"], strict=True)
+            )
+        ],
+        "clauses",
     )
     text = _(
         "{count} heatmaps, one per head, of {n} by {n} self-attention weights "
@@ -103,7 +106,7 @@ def heads(explorer, data):
         saturated=data["saturated"],
     )
     if data["identical"] and data["num_heads"] > 1:
-        text = " ".join([text, _("All heads are identical.")])
+        text = sentences([text, _("All heads are identical.")])
     return text
 
 
@@ -129,11 +132,11 @@ def checkpoint(explorer, data):
     queries, keys = explorer.query_labels, explorer.key_labels
     if queries is None or keys is None or n > 8:
         return text
-    tops = ", ".join(
+    tops = listed(
         _("{query} on {key}").format(query=plain(queries[i]), key=plain(keys[j]))
         for i, j in enumerate(data["top_key"])
     )
-    return " ".join([text, _("Most attended key: {tops}.").format(tops=tops)])
+    return sentences([text, _("Most attended key: {tops}.").format(tops=tops)])
 
 
 def random_features(explorer, data):

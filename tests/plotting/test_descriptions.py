@@ -84,7 +84,11 @@ def test_masked_keys_and_masks_are_named():
     mask = np.tril(np.ones((2, 5)), 3)  # lower-right causal mask, n=2, m=5
     text = descriptions.heatmap_summary(mask)
     assert "Every cell is 0 or 1: 9 of 10 are 1." in text
-    assert "row i is 1 from column 0 to column i + 3" in text
+    assert "row i is 1 from column 0 to column i + 3." in text
+    causal = descriptions.heatmap_summary(np.tril(np.ones((4, 4))))
+    assert causal.endswith("row i is 1 from column 0 to column i.")
+    above = descriptions.heatmap_summary(np.tril(np.ones((4, 4)), -1))
+    assert above.endswith("row i is 1 from column 0 to column i - 1.")
     uniform = descriptions.heatmap_summary(np.full((3, 4), 0.25))
     assert uniform == "Every query spreads its weight evenly, 0.25 on each key."
 
@@ -176,3 +180,35 @@ def test_show_displays_once_and_closes(monkeypatch):
     assert args[0]["text/plain"].endswith("Notice.")
     assert kwargs["metadata"]["image/png"]["alt"] == args[0]["text/plain"]
     assert not plt.fignum_exists(fig.number)  # no second copy from the backend
+
+
+def test_chinese_descriptions_join_sentences_and_lists_as_chinese_does(monkeypatch):
+    """No space after a full stop 。, lists joined with ，、； not ", " (the
+    Chinese walk-through found both); the same figures in English keep them."""
+    from helpers import i18n
+    from helpers.explorers import descriptions as explorer_descriptions
+
+    weights = np.array([[0.7, 0.3, 0.0], [0.2, 0.8, 0.0]])
+    heads = {"entropy": [0.5, 0.9], "max_weight": [0.8, 0.6], "num_heads": 2}
+    heads.update(seq_len=4, d_model=8, d_k=4, projections="random", sigma=1.0)
+    heads.update(saturated=0, identical=False)
+    said = {}
+    for lang in ("en", "zh"):
+        monkeypatch.setenv("COURSE_LANG", lang)
+        said[lang] = (
+            descriptions.heatmap_text(weights, ["x", "y"], ["a", "b", "pad"]),
+            descriptions.heatmap_summary(np.tril(np.ones((3, 3)))),
+            explorer_descriptions.heads(None, heads),
+        )
+    i18n.reload()
+    heatmap, triangle, per_head = said["zh"]
+    for text in said["zh"]:
+        assert "。 " not in text and not re.search(r"[\u4e00-\u9fff）], ", text), text
+    assert "键 pad 从每个查询" in heatmap  # the Chinese catalogue answered
+    assert "（0.70），查询 y" in heatmap  # the pairs: ，
+    assert "1。1 组成一个下三角" in triangle and "第 i 列都是 1。" in triangle
+    assert "；" in per_head and "; " not in per_head
+    heatmap, triangle, per_head = said["en"]
+    assert "(yellow). Keys pad get weight 0" in heatmap
+    assert "x on a (0.70), y on b (0.80)." in heatmap
+    assert "are 1. The 1s form" in triangle and "; head 1 " in per_head
