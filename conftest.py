@@ -47,7 +47,8 @@ TOGETHER = {
 # 72, 75 and 34 s). make test: lessons and test files of 5-18 s (measured on
 # 2026-12-01 at 20:51 UTC, again on 2026-12-03; the files added since placed by
 # what they run). make test-slow
-# (-m slow keeps this order): the JupyterLab unit (lessons 09-13, 16-35 s each),
+# (-m slow keeps this order): the JupyterLab unit (lessons 04, 07 and 09-13 on one
+# page, 7-21 s each on 2026-12-03),
 # the Chinese decks and pages, the hub class, nbgrader, then the Chinese lessons
 # under nbval, the longest first.
 FIRST = (

@@ -94,9 +94,10 @@ def heatmap_summary(weights, query_labels=None, key_labels=None):
         text = _("Every cell is 0 or 1: {ones} of {cells} are 1.").format(
             ones=int(weights.sum()), cells=weights.size
         )
-        for offset in range(-n, m):
-            if np.array_equal(weights, np.tril(np.ones((n, m)), offset)):
-                return sentences([text, _triangle(offset)])
+        if 0 < weights.sum() < weights.size:  # all 0s or all 1s is no triangle
+            for offset in range(-n, m):
+                if np.array_equal(weights, np.tril(np.ones((n, m)), offset)):
+                    return sentences([text, _triangle(offset)])
         return text
     said = []
     above = np.triu(weights, 1)

@@ -1,8 +1,9 @@
 """The CPU kernels every stored output is computed with, on any x86-64 machine.
 
-torch chooses its kernels by the widest instruction set the CPU has: its own
-vectorised loops (ATen) and its oneDNN matrix products run 16 floats at a time
-with AVX-512 and 8 with AVX2, and sum in a different order. The results agree
+torch and the libraries it calls choose their kernels by the widest
+instruction set the CPU has: torch's own vectorised loops (ATen) and the
+products it hands to oneDNN or MKL run 16 floats at a time with AVX-512 and 8
+with AVX2, and sum in a different order. The results agree
 to rounding, but a float32 training run amplifies rounding: on an AVX-512
 machine lesson 10's trained model prints 0.16 where its stored output, made
 with AVX2, says 0.15, and nbval fails (found on 2026-12-02). Every run that
@@ -11,13 +12,15 @@ the Chinese edition, nbgrader) asks torch for its AVX2 kernels here, so that
 any x86-64 machine with AVX2 or more reproduces the stored outputs exactly.
 
 The variables are torch's, oneDNN's and MKL's own (``ATEN_CPU_CAPABILITY``,
-``ONEDNN_MAX_CPU_ISA``, ``MKL_ENABLE_INSTRUCTIONS``: torch's CPU build does its
-float32 matrix products with MKL). MKL gave the same digits either way on the
-AVX-512 machine of 2026-12-02, but not on a Xeon with AMX and AVX-512 FP16:
-there lesson 10 printed 0.30 where its stored output says 0.29 until MKL too
-was held to AVX2 (found on 2026-12-03). NumPy's OpenBLAS gave the same digits on both. A
-learner's ``make lab`` does not set them: their kernels run at full
-speed and may print a last digit that differs from the stored output.
+``ONEDNN_MAX_CPU_ISA``, ``MKL_ENABLE_INSTRUCTIONS``): torch's CPU build hands
+most float32 matrix products (``torch.matmul``, ``nn.Linear``) to MKL, which
+chooses its own kernels. MKL gave the same digits either way on the AVX-512
+machine of 2026-12-02, but not on a Xeon with AMX and AVX-512 FP16: there
+lesson 10 printed 0.29 where its stored output says 0.30 until MKL too was held
+to AVX2 (found on 2026-12-03; ``MKL_VERBOSE=1`` shows the kernels it picks).
+NumPy's OpenBLAS gave the stored digits on both. A learner's ``make lab`` does
+not set them: their kernels run at full speed and may print a last digit that
+differs from the stored output.
 """
 
 import os

@@ -12,7 +12,7 @@ import html
 import math
 
 from helpers.explorers.maths import SATURATED
-from helpers.i18n import _
+from helpers.i18n import _, listed
 
 SEP = " &nbsp;·&nbsp; "  # between two numbers on one line
 
@@ -77,9 +77,12 @@ def heads_readout(data, display_block=1, panel_pixels=None):
     ``display_block`` k > 1 adds a line saying each cell is the largest weight of
     a k x k block of a ``panel_pixels``-wide panel.
     """
-    per_head = ", ".join(
-        f"{h:.2f}/{m:.2f}"
-        for h, m in zip(data["entropy"], data["max_weight"], strict=True)
+    per_head = listed(
+        [
+            f"{h:.2f}/{m:.2f}"
+            for h, m in zip(data["entropy"], data["max_weight"], strict=True)
+        ],
+        "names",
     )
     identical = data["identical"] and data["num_heads"] > 1
     text = _(
@@ -123,9 +126,12 @@ def checkpoint_readout(data, query_labels=None, key_labels=None):
         h=f"{data['mean_entropy']:.3f}",
     )
     if query_labels is not None and key_labels is not None:
-        tops = ", ".join(
-            f"{html.escape(query_labels[i])}&rarr;{html.escape(key_labels[j])}"
-            for i, j in enumerate(data["top_key"])
+        tops = listed(
+            [
+                f"{html.escape(query_labels[i])}&rarr;{html.escape(key_labels[j])}"
+                for i, j in enumerate(data["top_key"])
+            ],
+            "names",
         )
         text += "<br>" + _("<b>most attended key</b> {tops}").format(tops=tops)
     return span(text)

@@ -138,22 +138,36 @@ def _run_cells(page, run, lesson, fresh=True):
 OPEN_LESSON = """(path) => jupyterapp.commands.execute('docmanager:open', {path})
   .then(() => {})"""
 
-# The lesson on screen is ``path`` and its kernel is idle
+# The lesson on screen is ``path`` and its kernel is idle (false while the page
+# is still loading JupyterLab: window.jupyterapp is set late in its start-up)
 LESSON_READY = """(path) => {
-  const widget = jupyterapp.shell.currentWidget;
+  const widget = window.jupyterapp?.shell?.currentWidget;
   return widget?.context?.path === path && widget.context.isReady
     && widget.sessionContext.session?.kernel
     && widget.sessionContext.kernelDisplayStatus === 'idle';
 }"""
 
 # Closes every tab and shuts its kernel down, for the next lesson's fresh
-# kernel (without the "save your work?" dialog: the server's copy is temporary)
+# kernel (without the "save your work?" dialog: the server's copy is temporary);
+# a kernel that will not shut down still has its tab closed
 CLOSE_LESSONS = """async () => {
   for (const widget of [...jupyterapp.shell.widgets('main')]) {
-    await widget.sessionContext?.shutdown();
+    try { await widget.sessionContext?.shutdown(); } catch (e) {}
     widget.dispose();
   }
 }"""
+
+
+def close_lessons(page):
+    """Leave ``page`` as the next lesson needs it: no dialog left open (one
+    takes the keyboard focus), no tab, no kernel."""
+    dialogs = page.locator(".jp-Dialog")
+    for _ in range(5):
+        if dialogs.count() == 0:
+            break
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(200)
+    page.evaluate(CLOSE_LESSONS)
 
 
 def open_and_run(page, lab, lesson):
@@ -189,7 +203,10 @@ def lab_page(lab, lab_context):
     75 s on one page (2026-12-03, calibrate 1.35 s)."""
     base, token, _, _ = lab
     page = lab_context.new_page()
-    page.goto(f"{base}/lab?token={token}&reset")
+    # a workspace of its own: lesson 01's page (same context, so the same local
+    # storage) holds the default one, and JupyterLab would reload this page to
+    # an automatic workspace while it starts
+    page.goto(f"{base}/lab/workspaces/slow-lessons?token={token}&reset")
     page.wait_for_function("() => window.jupyterapp", polling=250, timeout=90_000)
     page.evaluate("() => jupyterapp.restored.then(() => {})")
     yield page
@@ -246,11 +263,13 @@ def test_explorer_slider_changes_plot(lab, lesson, request):
             assert after[0] != before[0], f"{lesson}: explorer {i}: plot unchanged"
             assert after[1] != before[1], f"{lesson}: explorer {i}: readout unchanged"
     finally:
-        # on failure too: the screenshot shows what the learner would have seen
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{lesson[:-6]}.png"), full_page=False)
-        if not shared:
-            page.evaluate(CLOSE_LESSONS)
+        try:
+            # on failure too: the screenshot shows what the learner would have seen
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{lesson[:-6]}.png"), full_page=False)
+        finally:
+            if not shared:
+                close_lessons(page)
 
 
 # the explorer's plot is part of the slide on screen (the deck hides the cells

@@ -63,6 +63,8 @@ def test_every_control_and_readout_is_in_chinese(monkeypatch):
                 if words:
                     english[text] = words
         readout = explorer.readout_text()
+        # a list in a Chinese readout is joined with 、, not ASCII ", "
+        assert not re.search(r"\d, \d|;&rarr;|\w&rarr;\w+, ", readout), readout
         model = set(_WORD.findall(str(explorer.values.get("model", ""))))
         words = [w for w in _WORD.findall(readout) if w not in SYMBOLS | model]
         if words:

@@ -89,6 +89,8 @@ def test_masked_keys_and_masks_are_named():
     assert causal.endswith("row i is 1 from column 0 to column i.")
     above = descriptions.heatmap_summary(np.tril(np.ones((4, 4)), -1))
     assert above.endswith("row i is 1 from column 0 to column i - 1.")
+    for filled in (np.zeros((3, 4)), np.ones((3, 4))):  # 0 or 12 of 12: no triangle
+        assert "triangle" not in descriptions.heatmap_summary(filled)
     uniform = descriptions.heatmap_summary(np.full((3, 4), 0.25))
     assert uniform == "Every query spreads its weight evenly, 0.25 on each key."
 
