@@ -3,7 +3,7 @@
 For every explorer in ``helpers.explorers`` this times ``update(...)`` over a sweep
 (sequence length 8, 32, 128, 512; d_k 4, 64, 512 for AttentionExplorer; 4 and 8
 heads with d_model 64 for HeadsExplorer; 10 checkpoints of (seq_len, seq_len)
-weights for CheckpointExplorer, when present) and, interleaved in the same run,
+weights for CheckpointExplorer) and, interleaved in the same run,
 the baseline: what a plain ``ipywidgets.interact`` callback does on every slider
 move. The baseline creates a new pyplot figure, draws the same content with the
 same pure function (``attention_stats``, ``temperature_weights``,
@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 import PIL  # noqa: E402
 
 from helpers import plotting  # noqa: E402
-from helpers.explorers import widgets  # noqa: E402
+from helpers.explorers import checkpoint, widgets  # noqa: E402
 
 SEQ_LENS = (8, 32, 128, 512)
 D_KS = (4, 64, 512)
@@ -229,7 +229,7 @@ def baseline_checkpoint(weights_per_step, steps, sharpness, step_index):
     fig, (ax, curve) = plt.subplots(
         1,
         2,
-        figsize=widgets.CheckpointExplorer.figsize,
+        figsize=checkpoint.CheckpointExplorer.figsize,
         dpi=widgets.DPI,
         gridspec_kw={"width_ratios": (1.15, 1.0)},
     )
@@ -358,7 +358,7 @@ def measure_checkpoint(seq_len, repeats=REPEATS):
         "CheckpointExplorer",
         f"seq_len={seq_len} ckpts={steps.size}",
         seq_len,
-        lambda: widgets.CheckpointExplorer(weights, steps),
+        lambda: checkpoint.CheckpointExplorer(weights, steps),
         [{"step_index": (3 * i + 1) % steps.size} for i in range(steps.size)],
         lambda values: baseline_checkpoint(
             weights, steps, sharpness, values["step_index"]
@@ -381,8 +381,7 @@ def cases(seq_lens=SEQ_LENS, only=None):
     out += [
         ("HeadsExplorer", measure_heads, (n, h)) for n in seq_lens for h in NUM_HEADS
     ]
-    if hasattr(widgets, "CheckpointExplorer"):  # lesson 09's explorer
-        out += [("CheckpointExplorer", measure_checkpoint, (n,)) for n in seq_lens]
+    out += [("CheckpointExplorer", measure_checkpoint, (n,)) for n in seq_lens]
     return [c for c in out if (only or "").lower() in c[0].lower()]
 
 

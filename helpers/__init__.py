@@ -3,7 +3,8 @@
 Every lesson imports this package (``from helpers import attention_np as anp``):
 
 - the attention core: ``attention_np`` (NumPy, never imports torch) and
-  ``attention_torch`` (the same functions, and lesson 10's ``MultiHeadAttention``);
+  ``attention_torch`` (the same functions in torch); ``attention_layer`` (lesson
+  10's ``MultiHeadAttention``, an nn.Module, re-exported by ``attention_torch``);
   ``tensors`` (``make_tensor``, ``print_matrix_info``); ``induction`` (lesson
   11's model, torch);
 - ``plotting``: heatmaps and bar charts of scores and weights;

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import coursebuild, i18n_text
+from tools import coursebuild, i18n_text, pagebuild
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -268,7 +268,7 @@ def export(kind):
     """The Chinese decks (with handouts) or pages: build/slides-zh/ or
     build/html-zh/ (beside build/assets, which they load), run in a kernel
     whose folder is zh (so the helpers speak Chinese)."""
-    os.environ["COURSE_LANG"] = "zh"  # the kernels coursebuild starts inherit it
+    os.environ["COURSE_LANG"] = "zh"  # the kernels pagebuild starts inherit it
     dest = coursebuild.BUILD / f"{kind}-zh"
     paths = zh_lessons()
     if kind == "slides":
@@ -280,9 +280,9 @@ def export(kind):
                 for c in nbformat.read(p, as_version=4).cells
             )
         }
-        decks = coursebuild.export("slides", paths, dest, execute=with_explorers)
-        return coursebuild.write_handouts(decks)
-    return coursebuild.export("html", paths, dest, execute=True)
+        decks = pagebuild.export("slides", paths, dest, execute=with_explorers)
+        return pagebuild.write_handouts(decks)
+    return pagebuild.export("html", paths, dest, execute=True)
 
 
 def refresh(lesson, locale=LOCALE, built_dir=ZH):

@@ -36,14 +36,14 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``masks``, lesson 05: ``check_causal_mask``, ``check_zero_weights``;
 - ``decoder_masks``, lesson 05: ``check_mask_conversion``, ``check_decoder_mask``;
 - ``self_attention``, lesson 06: ``check_self_attention``;
-- ``projections``, lesson 06: ``check_predict_shapes``, ``check_shrink_prediction``,
-  ``check_self_attention_layer``;
+- ``projections``, lesson 06: ``check_predict_shapes``, ``check_shrink_prediction``;
+- ``layer``, lesson 06: ``check_self_attention_layer``;
 - ``heads``, lesson 07: ``check_split_heads``, ``check_multi_head_attention``;
 - ``parameters``, lesson 07: ``check_parameter_count`` (torch, imported when it
   runs);
 - ``online``, lesson 08: ``check_online_softmax``;
-- ``tiles``, lesson 08: ``check_score_bytes``, ``check_merge_states``,
-  ``check_causal_tiled_attention``;
+- ``tiles``, lesson 08: ``check_score_bytes``, ``check_merge_states``;
+- ``tiled_attention``, lesson 08: ``check_causal_tiled_attention``;
 - ``capstone``, lesson 09: ``check_d_k_experiment``, ``check_scale_experiment``,
   ``check_mask_experiment`` (predict, then observe: they train with the lesson's
   ``train``);
@@ -62,8 +62,8 @@ The catalogue of mistakes lives beside each exercise, one module per topic:
 - ``delta_rule``, lesson 12: ``check_delta_step``;
 - ``running_state``, lesson 12: ``check_causal_linear_attention``;
 - ``linear``, lesson 12: ``check_linear_attention``;
-- ``sliding_window``, lesson 13: ``check_sliding_window_mask``,
-  ``check_ring_buffer_step``;
+- ``sliding_window``, lesson 13: ``check_sliding_window_mask``;
+- ``ring_buffer``, lesson 13: ``check_ring_buffer_step``;
 - ``sink_mla``, lesson 13: ``check_sink_attention``, ``check_mla_absorption``.
 
 The engine they share is ``_engine`` (running a case, explaining a mismatch, the
@@ -101,28 +101,23 @@ from helpers.checks.decoder_masks import check_decoder_mask, check_mask_conversi
 from helpers.checks.decoding import check_cached_generation, check_rope_halves
 from helpers.checks.delta_rule import check_delta_step
 from helpers.checks.heads import check_multi_head_attention, check_split_heads
+from helpers.checks.layer import check_self_attention_layer
 from helpers.checks.linear import check_linear_attention
 from helpers.checks.logsumexp import check_logsumexp, check_merge_stats
 from helpers.checks.masks import check_causal_mask, check_zero_weights
 from helpers.checks.online import check_online_softmax
 from helpers.checks.parameters import check_parameter_count
 from helpers.checks.predicted import check_key_winners, check_predicted_shapes
-from helpers.checks.projections import (
-    check_predict_shapes,
-    check_self_attention_layer,
-    check_shrink_prediction,
-)
+from helpers.checks.projections import check_predict_shapes, check_shrink_prediction
 from helpers.checks.queries import check_attention_each_query
 from helpers.checks.recall import check_recall_attention
+from helpers.checks.ring_buffer import check_ring_buffer_step
 from helpers.checks.running_state import check_causal_linear_attention
 from helpers.checks.scale import check_find_temperature, check_softmax_jacobian
 from helpers.checks.self_attention import check_self_attention
 from helpers.checks.shuffle import check_shuffle_keys_and_values
 from helpers.checks.sink_mla import check_mla_absorption, check_sink_attention
-from helpers.checks.sliding_window import (
-    check_ring_buffer_step,
-    check_sliding_window_mask,
-)
+from helpers.checks.sliding_window import check_sliding_window_mask
 from helpers.checks.softmax import check_masked_softmax, check_softmax
 from helpers.checks.sqrt_dk import (
     check_half_entropy_temperature,
@@ -130,11 +125,8 @@ from helpers.checks.sqrt_dk import (
     check_softmax_backward,
 )
 from helpers.checks.streaming import check_streaming_attention
-from helpers.checks.tiles import (
-    check_causal_tiled_attention,
-    check_merge_states,
-    check_score_bytes,
-)
+from helpers.checks.tiled_attention import check_causal_tiled_attention
+from helpers.checks.tiles import check_merge_states, check_score_bytes
 from helpers.checks.transformer import (
     check_decode_step,
     check_grouped_query_attention,

@@ -9,7 +9,10 @@ last expression, ``explorers.TemperatureExplorer(scores)``. The package:
   ipywidgets or matplotlib;
 - ``readouts``: the line of numbers under each figure, as HTML;
 - ``render``: the engine, one persistent figure updated in place;
-- ``widgets``: the explorer classes, thin shells over the three above;
+- ``widgets``: the explorer classes (d_k, temperature, heads), thin shells over
+  the three above;
+- ``checkpoint``: lessons 09 and 11's explorer (attention weights over training
+  checkpoints), a shell like them;
 - ``kernels`` and ``kernels_maths``: lesson 12's explorers (random features,
   recall from a fixed-size state) and their maths;
 - ``budget`` and ``budget_maths``: lesson 13's explorers (the KV-cache budget of
@@ -32,7 +35,6 @@ from helpers.explorers.maths import (
 # from helpers.explorers.widgets, loaded on first use (ipywidgets, matplotlib)
 _WIDGETS = (
     "AttentionExplorer",
-    "CheckpointExplorer",
     "HeadsExplorer",
     "TemperatureExplorer",
     "CMAP",
@@ -40,6 +42,8 @@ _WIDGETS = (
     "FONT_SIZE",
     "png_bytes",
 )
+# from helpers.explorers.checkpoint (lessons 09, 11), loaded on first use like _WIDGETS
+_CHECKPOINT = ("CheckpointExplorer",)
 # from helpers.explorers.kernels (lesson 12), loaded on first use like _WIDGETS
 _KERNELS = ("RandomFeaturesExplorer", "RecallExplorer")
 # from helpers.explorers.budget (lesson 13), loaded on first use like _WIDGETS
@@ -51,6 +55,10 @@ def __getattr__(name):
         from helpers.explorers import widgets
 
         return getattr(widgets, name)
+    if name in _CHECKPOINT:
+        from helpers.explorers import checkpoint
+
+        return getattr(checkpoint, name)
     if name in _KERNELS:
         from helpers.explorers import kernels
 
@@ -68,6 +76,7 @@ def __dir__():
 
 __all__ = [
     *_WIDGETS,
+    *_CHECKPOINT,
     *_KERNELS,
     *_BUDGET,
     "budget_maths",

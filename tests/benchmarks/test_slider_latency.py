@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 
 from benchmarks import slider_latency as bench
+from helpers import explorers
 
 EXPLORERS = [
     "AttentionExplorer",
@@ -85,7 +86,7 @@ def test_baselines_draw_a_png_of_the_explorers_size(draw, args, explorer):
     png = getattr(bench, draw)(*args)
     image = Image.open(io.BytesIO(png))
     assert image.format == "PNG"
-    width, height = getattr(bench.widgets, explorer).figsize
+    width, height = getattr(explorers, explorer).figsize
     assert image.size == (
         round(width * bench.widgets.DPI),
         round(height * bench.widgets.DPI),

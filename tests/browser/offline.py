@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import coursebuild, explorer_export
+from tools import coursebuild, explorer_export, pagebuild
 
 from .conftest import ARTIFACTS
 
@@ -36,14 +36,14 @@ SERIOUS = ("serious", "critical")
 
 def build(kind, tmp_path_factory, execute=(), frames=None, paths=None):
     """Every lesson exported as ``kind`` ("slides", "html"), beside the assets;
-    ``frames``: explorers' frames by lesson path (coursebuild.export's);
+    ``frames``: explorers' frames by lesson path (pagebuild.export's);
     ``paths``: other lessons than the English ones (the Chinese edition's)."""
-    if shutil.which("npm") is None and not coursebuild.ASSETS.exists():
+    if shutil.which("npm") is None and not pagebuild.ASSETS.exists():
         pytest.fail("npm is needed to install the slide assets (apt-get install npm)")
-    coursebuild.ensure_assets()
+    pagebuild.ensure_assets()
     root = tmp_path_factory.mktemp(kind)
-    shutil.copytree(coursebuild.ASSETS, root / "assets")  # only what is shipped
-    return coursebuild.export(
+    shutil.copytree(pagebuild.ASSETS, root / "assets")  # only what is shipped
+    return pagebuild.export(
         kind, paths, dest=root / kind, execute=set(execute), frames=frames
     )
 
@@ -53,7 +53,7 @@ def stored_frames(lesson):
     build time would give them: two temperatures, each with its picture and
     readout. The decks and pages use them (running lesson 01 at build time
     added about 13 s to the browser tests); the frames a kernel writes at build time
-    (coursebuild.execute_with_frames) are tested in test_exported_explorers.py."""
+    (pagebuild.execute_with_frames) are tested in test_exported_explorers.py."""
     nb = nbformat.read(lesson, as_version=4)
     cell = next(c for c in nb.cells if explorer_export.is_explorer_cell(c))
     # each stored picture with the description stored beside it (plotting.show)
@@ -175,7 +175,7 @@ def axe_source():
     lock = HERE / "package-lock.json"
     digest = hashlib.sha256(lock.read_bytes()).hexdigest()
     stamp = AXE_HOME / "installed.sha256"
-    with coursebuild.exclusive(coursebuild.BUILD / ".npm-tests.lock"):
+    with pagebuild.exclusive(coursebuild.BUILD / ".npm-tests.lock"):
         if not (stamp.exists() and stamp.read_text() == digest and AXE_JS.exists()):
             npm = shutil.which("npm")
             if npm is None:

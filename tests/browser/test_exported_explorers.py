@@ -4,7 +4,7 @@ description change.
 
 Lesson 01's page is built with frames written as make html writes them: by the
 export's kernel code (explorer_export.FRAME_CODE) after the explorer's cell, in a
-kernel (coursebuild.execute_with_frames), here a two-cell notebook that makes a
+kernel (pagebuild.execute_with_frames), here a two-cell notebook that makes a
 real TemperatureExplorer (running all of lesson 01 cost about 13 s more; nbval
 runs the lesson itself). This is make test-browser's one run of that kernel path.
 """
@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from tools import coursebuild, explorer_export
+from tools import coursebuild, explorer_export, pagebuild
 
 from .offline import offline_page
 
@@ -41,11 +41,11 @@ def page_with_frames(tmp_path_factory):
         ]
     )
     # the explorer is Out[2] in the kernel, Out[n] in the lesson
-    (frames,) = coursebuild.execute_with_frames(run, LESSON).values()
-    coursebuild.ensure_assets()
+    (frames,) = pagebuild.execute_with_frames(run, LESSON).values()
+    pagebuild.ensure_assets()
     root = tmp_path_factory.mktemp("html")
-    shutil.copytree(coursebuild.ASSETS, root / "assets")  # as offline.build
-    (page,) = coursebuild.export(
+    shutil.copytree(pagebuild.ASSETS, root / "assets")  # as offline.build
+    (page,) = pagebuild.export(
         "html",
         [LESSON],
         root / "html",

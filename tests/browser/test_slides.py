@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tools import coursebuild
+from tools import coursebuild, pagebuild
 
 from .alt_text import assert_every_image_described
 from .conftest import ARTIFACTS
@@ -328,12 +328,12 @@ def test_speaker_view_shows_the_notes(browser, decks):
 
 
 def test_handouts_one_page_per_slide(browser, decks):
-    """make slides prints a handout per deck (coursebuild.write_handouts); one
+    """make slides prints a handout per deck (pagebuild.write_handouts); one
     deck, the smallest (printing takes about a second a slide), is printed here,
     offline, and has one page per slide or fewer; the next test checks that the
     build prints one for every deck."""
     deck = min(decks, key=lambda d: d.stat().st_size)
-    (pdf,) = coursebuild.write_handouts([deck], browser)
+    (pdf,) = pagebuild.write_handouts([deck], browser)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page\b", data))
@@ -349,14 +349,14 @@ def test_handouts_one_page_per_slide(browser, decks):
 
 def test_make_slides_writes_a_handout_per_lesson(monkeypatch, decks):
     printed = []
-    monkeypatch.setattr(coursebuild, "export", lambda kind, **options: decks)
-    monkeypatch.setattr(coursebuild, "write_handouts", printed.extend)
+    monkeypatch.setattr(pagebuild, "export", lambda kind, **options: decks)
+    monkeypatch.setattr(pagebuild, "write_handouts", printed.extend)
     coursebuild.main(["slides"])
     assert sorted(printed) == sorted(decks)
-    names = {coursebuild.handout_path(d).name for d in decks}
+    names = {pagebuild.handout_path(d).name for d in decks}
     assert len(names) == len(decks) and all(n.endswith(".handout.pdf") for n in names)
 
 
 def test_shipped_assets_are_small(decks):
-    size = sum(f.stat().st_size for f in coursebuild.ASSETS.rglob("*") if f.is_file())
+    size = sum(f.stat().st_size for f in pagebuild.ASSETS.rglob("*") if f.is_file())
     assert size < 15e6, f"build/assets is {size / 1e6:.0f} MB"

@@ -1,22 +1,15 @@
-"""The checkers of lesson 08's exercises (helpers.checks.tiles) against answers.
+"""The checkers of lesson 08's exercises 8.1 and 8.2 (helpers.checks.tiles).
 
 Each wrong answer is written as a learner would write it and must be rejected
 with its diagnosis: the symptom names the mistake, and never holds the fix.
 """
 
-import math
-
 import numpy as np
 import pytest
 
-from helpers import attention_np as anp
 from helpers import checks
 from helpers.checks import CheckFailed
-from helpers.checks.tiles import (
-    check_causal_tiled_attention,
-    check_merge_states,
-    check_score_bytes,
-)
+from helpers.checks.tiles import check_merge_states, check_score_bytes
 from tests.checks.catalogue import right, topic_tests, wrong
 from tests.checks.staged import assert_staged
 
@@ -110,189 +103,9 @@ def merge_output(m_a, l_a, acc_a, m_b, l_b, acc_b):
     return m, l, acc / np.where(l == 0, 1.0, l)
 
 
-# --------------------------------------------------------------------------
-# Exercise 8.3: causal tiles, skipping the empty ones (the build exercise)
-# --------------------------------------------------------------------------
-
-
-def causal_tiled(Q, K, V, block_q, block_k, *, skip_rule=None, mask=True, rescale=True):
-    """A learner's loop; the keywords switch on the mistakes the tests try."""
-    n, d_k = Q.shape
-    m = K.shape[0]
-    out = np.zeros((n, V.shape[1]))
-    tiles = 0
-    for q0 in range(0, n, block_q):
-        q1 = min(q0 + block_q, n)
-        qi = np.arange(q0, q1)[:, None]
-        run_max = np.full((q1 - q0, 1), -np.inf)
-        run_z = np.zeros((q1 - q0, 1))
-        acc = np.zeros((q1 - q0, V.shape[1]))
-        for k0 in range(0, m, block_k):
-            k1 = min(k0 + block_k, m)
-            empty = (
-                k0 > q1 - 1 + (m - n)
-                if skip_rule is None
-                else skip_rule(q0, q1, k0, n, m)
-            )
-            if empty:
-                break
-            tiles += 1
-            S = Q[q0:q1] @ K[k0:k1].T / math.sqrt(d_k)
-            if mask:
-                S = np.where(np.arange(k0, k1)[None] <= qi + (m - n), S, -np.inf)
-            new = np.maximum(run_max, S.max(axis=1, keepdims=True))
-            shift = np.where(np.isfinite(new), new, 0.0)
-            P = np.exp(S - shift)
-            c = np.exp(run_max - shift) if rescale else 1.0
-            run_z = c * run_z + P.sum(axis=1, keepdims=True)
-            acc = c * acc + P @ V[k0:k1]
-            run_max = new
-        out[q0:q1] = acc / np.where(run_z == 0, 1.0, run_z)
-    return out, tiles
-
-
-def tiled_right(Q, K, V, block_q, block_k):
-    return causal_tiled(Q, K, V, block_q, block_k)
-
-
-def tiled_first_query(Q, K, V, block_q, block_k):
-    return causal_tiled(
-        Q, K, V, block_q, block_k, skip_rule=lambda q0, q1, k0, n, m: k0 > q0 + m - n
-    )
-
-
-def tiled_one_late(Q, K, V, block_q, block_k):
-    rule = lambda q0, q1, k0, n, m: k0 > q1 - 1 + m - n + block_k  # noqa: E731
-    return causal_tiled(Q, K, V, block_q, block_k, skip_rule=rule)
-
-
-def tiled_upper_left(Q, K, V, block_q, block_k):
-    n, d_k = Q.shape
-    m = K.shape[0]
-    allowed = np.arange(m)[None] <= np.arange(n)[:, None]  # j <= i
-    out, tiles = np.zeros((n, V.shape[1])), 0
-    for q0 in range(0, n, block_q):
-        q1 = min(q0 + block_q, n)
-        rows = slice(q0, q1)
-        S_parts, V_parts = [], []
-        for k0 in range(0, m, block_k):
-            if k0 > q1 - 1:
-                break
-            tiles += 1
-            S = Q[rows] @ K[k0 : k0 + block_k].T / math.sqrt(d_k)
-            S_parts.append(np.where(allowed[rows, k0 : k0 + block_k], S, -np.inf))
-            V_parts.append(V[k0 : k0 + block_k])
-        if S_parts:
-            S = np.concatenate(S_parts, axis=1)
-            w = np.exp(S - S.max(axis=1, keepdims=True))
-            out[rows] = (w / w.sum(axis=1, keepdims=True)) @ np.concatenate(V_parts)
-    return out, tiles
-
-
-def tiled_only_full_tiles(Q, K, V, block_q, block_k):
-    rule = lambda q0, q1, k0, n, m: k0 + block_k - 1 > q0 + m - n  # noqa: E731
-    return causal_tiled(Q, K, V, block_q, block_k, skip_rule=rule)
-
-
-def tiled_unguarded(Q, K, V, block_q, block_k):
-    n, d_k = Q.shape
-    m = K.shape[0]
-    out, tiles = np.zeros((n, V.shape[1])), 0
-    for q0 in range(0, n, block_q):
-        q1 = min(q0 + block_q, n)
-        qi = np.arange(q0, q1)[:, None]
-        run_max = np.full((q1 - q0, 1), -np.inf)
-        run_z = np.zeros((q1 - q0, 1))
-        acc = np.zeros((q1 - q0, V.shape[1]))
-        for k0 in range(0, m, block_k):
-            if k0 > q1 - 1 + (m - n):
-                break
-            tiles += 1
-            S = Q[q0:q1] @ K[k0 : k0 + block_k].T / math.sqrt(d_k)
-            keys = np.arange(k0, min(k0 + block_k, m))[None]
-            S = np.where(keys <= qi + (m - n), S, -np.inf)
-            new = np.maximum(run_max, S.max(axis=1, keepdims=True))
-            P = np.exp(S - new)
-            c = np.exp(run_max - new)
-            run_z = c * run_z + P.sum(axis=1, keepdims=True)
-            acc = c * acc + P @ V[k0 : k0 + block_k]
-            run_max = new
-        out[q0:q1] = acc / run_z
-    return out, tiles
-
-
-def tiled_no_mask(Q, K, V, block_q, block_k):
-    return causal_tiled(Q, K, V, block_q, block_k, mask=False)
-
-
-def tiled_no_rescale(Q, K, V, block_q, block_k):
-    return causal_tiled(Q, K, V, block_q, block_k, rescale=False)
-
-
-def tiled_full_mask(Q, K, V, block_q, block_k):
-    mask = anp.causal_mask(Q.shape[0], K.shape[0])
-    out, _ = anp.scaled_dot_product_attention(Q, K, V, mask=mask)
-    return out, 0
-
-
-def tiled_skip_equal(Q, K, V, block_q, block_k):
-    rule = lambda q0, q1, k0, n, m: k0 >= q1 - 1 + m - n  # noqa: E731
-    return causal_tiled(Q, K, V, block_q, block_k, skip_rule=rule)
-
-
-def tiled_acc_only_rescaled(Q, K, V, block_q, block_k):
-    n, d_k = Q.shape
-    m = K.shape[0]
-    out, tiles = np.zeros((n, V.shape[1])), 0
-    for q0 in range(0, n, block_q):
-        q1 = min(q0 + block_q, n)
-        qi = np.arange(q0, q1)[:, None]
-        run_max = np.full((q1 - q0, 1), -np.inf)
-        run_z = np.zeros((q1 - q0, 1))
-        acc = np.zeros((q1 - q0, V.shape[1]))
-        for k0 in range(0, m, block_k):
-            if k0 > q1 - 1 + (m - n):
-                break
-            tiles += 1
-            k1 = min(k0 + block_k, m)
-            S = Q[q0:q1] @ K[k0:k1].T / math.sqrt(d_k)
-            S = np.where(np.arange(k0, k1)[None] <= qi + (m - n), S, -np.inf)
-            new = np.maximum(run_max, S.max(axis=1, keepdims=True))
-            shift = np.where(np.isfinite(new), new, 0.0)
-            P = np.exp(S - shift)
-            run_z += P.sum(axis=1, keepdims=True)
-            acc = np.exp(run_max - shift) * acc + P @ V[k0:k1]
-            run_max = new
-        out[q0:q1] = acc / np.where(run_z == 0, 1.0, run_z)
-    return out, tiles
-
-
-def tiled_whole_matrix(Q, K, V, block_q, block_k):
-    """The matrix form written out, and a computed tile count: no tiles at all."""
-    n, m = Q.shape[0], K.shape[0]
-    allowed = np.arange(m)[None, :] <= np.arange(n)[:, None] + (m - n)
-    S = np.where(allowed, Q @ K.T / math.sqrt(Q.shape[1]), -np.inf)
-    top = S.max(axis=1, keepdims=True)
-    P = np.exp(S - np.where(np.isfinite(top), top, 0.0))
-    z = P.sum(axis=1, keepdims=True)
-    tiles = sum(
-        bool(allowed[q0 : q0 + block_q, k0 : k0 + block_k].any())
-        for q0 in range(0, n, block_q)
-        for k0 in range(0, m, block_k)
-    )
-    return (P @ V) / np.where(z == 0, 1.0, z), tiles
-
-
-def tiled_no_skip(Q, K, V, block_q, block_k):
-    return causal_tiled(
-        Q, K, V, block_q, block_k, skip_rule=lambda q0, q1, k0, n, m: False
-    )
-
-
 RIGHT = [
     right(check_score_bytes, score_bytes, predict_4, prints=r"✓ check_score_bytes: .+"),
     right(check_merge_states, merge_states),
-    right(check_causal_tiled_attention, tiled_right),
 ]
 WRONG = [
     *wrong(
@@ -318,23 +131,6 @@ WRONG = [
             (merge_sign, "larger than 1"),
         ],
     ),
-    *wrong(
-        check_causal_tiled_attention,
-        [
-            (tiled_first_query, "looks at the tile's first query"),
-            (tiled_one_late, "one key tile too many"),
-            (tiled_upper_left, "aligned upper-left"),
-            (tiled_no_mask, "blocked pairs are not masked"),
-            (tiled_no_rescale, "not rescaled"),
-            (tiled_no_skip, "nothing was skipped"),
-            (tiled_only_full_tiles, "skipped the diagonal tiles too"),
-            (tiled_unguarded, "NaN in rows that have seen no key"),
-            (tiled_full_mask, "you called anp.causal_mask"),
-            (tiled_skip_equal, "starts exactly at the last query's reach"),
-            (tiled_acc_only_rescaled, "not both"),
-            (tiled_whole_matrix, "a whole (n, m) score or mask matrix"),
-        ],
-    ),
 ]
 test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     topic_tests(RIGHT, WRONG)
@@ -345,8 +141,6 @@ test_accepts_a_right_answer, test_rejects_a_wrong_answer_with_its_diagnosis = (
     ("checker", "fns"),
     [
         (check_merge_states, (merge_add,)),
-        (check_causal_tiled_attention, (tiled_first_query,)),
-        (check_causal_tiled_attention, (tiled_no_rescale,)),
         (check_score_bytes, (score_entries, predict_4)),
     ],
 )
@@ -358,12 +152,6 @@ def test_the_symptom_names_the_mistake_without_the_fix(checker, fns):
     assert mistake.fix not in mistake.symptom
 
 
-def test_the_helpers_work_again_after_a_refused_call():
-    with pytest.raises(CheckFailed):
-        check_causal_tiled_attention(tiled_full_mask)
-    assert anp.causal_mask(2, 3).shape == (2, 3)  # restored after the check
-
-
 def test_unsolved_stubs_get_the_short_message():
     def stub(*args):
         raise NotImplementedError("Exercise: replace this line with your code")
@@ -372,26 +160,9 @@ def test_unsolved_stubs_get_the_short_message():
         (check_score_bytes, (stub, predict_4)),
         (check_score_bytes, (score_bytes, stub)),
         (check_merge_states, (stub,)),
-        (check_causal_tiled_attention, (stub,)),
     ]:
         with pytest.raises(CheckFailed, match="not implemented yet"):
             checker(*fns)
-
-
-BUILD_WRONG = [
-    (tiled_first_query, "looks at the tile's first query"),
-    (tiled_one_late, "one key tile too many"),
-    (tiled_upper_left, "aligned upper-left"),
-    (tiled_no_mask, "blocked pairs are not masked"),
-    (tiled_no_rescale, "not rescaled"),
-]
-
-
-@pytest.mark.parametrize(
-    ("fn", "says"), BUILD_WRONG, ids=lambda x: getattr(x, "__name__", str(x))[:30]
-)
-def test_build_hints_come_in_steps(fn, says, capsys):
-    assert_staged(checks.check_causal_tiled_attention, (fn,), says, capsys)
 
 
 def test_merge_and_prediction_hints_come_in_steps(capsys):
@@ -403,10 +174,6 @@ def test_merge_and_prediction_hints_come_in_steps(capsys):
     ("checker", "fns", "line"),
     [
         (check_merge_states, (merge_divided,), "return m, l, (c_a * acc_a"),
-        (check_causal_tiled_attention, (tiled_skip_equal,), "rule = lambda"),
-        (check_causal_tiled_attention, (tiled_acc_only_rescaled,), "run_z +="),
-        (check_causal_tiled_attention, (tiled_whole_matrix,), "allowed = np.arange(m)"),
-        (check_causal_tiled_attention, (tiled_full_mask,), "anp.causal_mask("),
         (check_score_bytes, (score_allocated, predict_4), "np.zeros((n, m)"),
         (check_score_bytes, (score_four, predict_4), "return 4 * n * m"),
     ],

@@ -12,7 +12,15 @@ import time
 import nbformat
 import pytest
 
-from tools import coursebuild, explorer_export, slidefit, slideplan, slidetext
+from tools import (
+    coursebuild,
+    explorer_export,
+    nbconvert_course,
+    pagebuild,
+    slidefit,
+    slideplan,
+    slidetext,
+)
 
 LESSONS = coursebuild.lessons()
 IDS = [p.stem for p in LESSONS]
@@ -254,7 +262,7 @@ def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
     nb = nbformat.read(coursebuild.NOTEBOOKS / "01_one_query.ipynb", as_version=4)
     lexer = nb.metadata["language_info"]["pygments_lexer"]
     highlight = Highlight2HTML(
-        pygments_lexer=lexer, parent=coursebuild.make_exporter(kind)
+        pygments_lexer=lexer, parent=nbconvert_course.make_exporter(kind)
     )
     sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
     sources.append(
@@ -266,14 +274,14 @@ def test_code_cells_come_out_as_the_bleach_pass_would_leave_them(kind):
         assert "<span" in html
         assert clean_html(html) == html, source
     name = "course_lab" if kind == "html" else "course_reveal"
-    template = (coursebuild.TEMPLATES / name / "index.html.j2").read_text()
+    template = (nbconvert_course.TEMPLATES / name / "index.html.j2").read_text()
     assert "{% include 'code_input.html.j2' %}" in template
-    code_input = (coursebuild.TEMPLATES / "code_input.html.j2").read_text()
+    code_input = (nbconvert_course.TEMPLATES / "code_input.html.j2").read_text()
     assert "highlight_code(metadata=cell.metadata) }}" in code_input
 
 
 def _hold_lock(lock, log, name):
-    with coursebuild.exclusive(lock):
+    with pagebuild.exclusive(lock):
         with open(log, "a") as f:
             f.write(f"{name} in\n")
         time.sleep(0.3)
@@ -343,7 +351,7 @@ def test_a_figures_alt_text_reaches_pages_and_decks(kind):
     written, which the browser tests refuse)."""
     from bs4 import BeautifulSoup
 
-    exporter = coursebuild.make_exporter(kind)
+    exporter = nbconvert_course.make_exporter(kind)
     alt = 'Bar chart: k_2 highest at 1.5 & "sharpest" <b>'
     body, _ = exporter.from_notebook_node(_figure_notebook(alt))
     assert "<b>" not in body.split("<main>")[1]
@@ -364,7 +372,7 @@ def test_a_figures_alt_text_reaches_pages_and_decks(kind):
 @pytest.mark.parametrize("kind", ["html", "slides"])
 def test_cells_are_focusable_and_images_described_without_the_soup_pass(kind):
     """The course's exporters skip nbconvert's BeautifulSoup pass
-    (coursebuild._exporter_classes): the templates must write what it added.
+    (nbconvert_course._exporter_classes): the templates must write what it added.
     In lesson 02 built as make html / make slides build it, every input wrapper
     and output area is focusable (tabindex="0": a keyboard reaches and scrolls
     it) and every image has an alt of its own."""
@@ -372,8 +380,8 @@ def test_cells_are_focusable_and_images_described_without_the_soup_pass(kind):
 
     path = coursebuild.NOTEBOOKS / "02_matrix_form.ipynb"
     nb = nbformat.read(path, as_version=4)
-    nb = coursebuild.prepare(nb, kind, None, slideplan.load_curation(path))
-    body, _ = coursebuild.make_exporter(kind).from_notebook_node(
+    nb = pagebuild.prepare(nb, kind, None, slideplan.load_curation(path))
+    body, _ = nbconvert_course.make_exporter(kind).from_notebook_node(
         nb, resources={"metadata": {"name": path.stem}}
     )
     soup = BeautifulSoup(body, "html.parser")
@@ -392,7 +400,7 @@ def test_pages_and_decks_colour_code_in_an_accessible_style(kind):
     """Code is coloured by accessible-pygments' a11y-light (operators #163,
     comments #515151, numbers #7F4707: 4.5:1 or more on its #f2f2f2), and the
     rules are specific enough to win over the lab theme's ``.highlight .o``."""
-    body, _ = coursebuild.make_exporter(kind).from_notebook_node(
+    body, _ = nbconvert_course.make_exporter(kind).from_notebook_node(
         _figure_notebook("A one-pixel picture to colour the code around it")
     )
     for rule in (
@@ -410,18 +418,18 @@ def test_pages_and_decks_colour_code_in_an_accessible_style(kind):
 def test_pages_declare_the_notebooks_language():
     """<html lang> is the notebook's metadata "language" (a Chinese edition
     passes zh-CN), "en" without one; a malformed tag is refused by name."""
-    exporter = coursebuild.make_exporter("html")
+    exporter = nbconvert_course.make_exporter("html")
     for language, expected in [(None, "en"), ("zh-CN", "zh-CN"), ("en", "en")]:
         nb = _figure_notebook("a picture", language)
         body, _ = exporter.from_notebook_node(nb)
-        body = coursebuild.with_language(body, coursebuild.page_language(nb))
+        body = nbconvert_course.with_language(body, nbconvert_course.page_language(nb))
         assert f'<html lang="{expected}">' in body
         assert body.count("<html lang=") == 1
     for bad in ["zh_CN", "", "english!", 7]:
         with pytest.raises(ValueError, match="metadata 'language'"):
-            coursebuild.page_language(_figure_notebook(language=bad))
+            nbconvert_course.page_language(_figure_notebook(language=bad))
     with pytest.raises(ValueError, match="no <html lang"):
-        coursebuild.with_language("<html><body></body></html>", "en")
+        nbconvert_course.with_language("<html><body></body></html>", "en")
 
 
 HEADING = re.compile(r"^(#{1,6}) ")

@@ -1,32 +1,32 @@
-"""The explorers' frames cache (tools/coursebuild.py, build/frames) keeps one
+"""The explorers' frames cache (tools/pagebuild.py, build/frames) keeps one
 entry per lesson and edition: the English and the Chinese lesson of the same
 name do not evict each other."""
 
-from tools import coursebuild
+from tools import pagebuild
 
 
 def test_english_and_chinese_frames_live_side_by_side(tmp_path, monkeypatch):
-    monkeypatch.setattr(coursebuild, "FRAMES", tmp_path / "frames")
+    monkeypatch.setattr(pagebuild, "FRAMES", tmp_path / "frames")
     en = tmp_path / "notebooks" / "04_x.ipynb"
     zh = tmp_path / "notebooks" / "zh" / "04_x.ipynb"
-    monkeypatch.setattr(coursebuild, "NOTEBOOKS", en.parent)
+    monkeypatch.setattr(pagebuild, "NOTEBOOKS", en.parent)
     for path, text in ((en, "english"), (zh, "chinese")):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    coursebuild.store_frames(en, {"lang": "en"})
-    coursebuild.store_frames(zh, {"lang": "zh"})
-    assert coursebuild.cached_frames(en) == {"lang": "en"}
-    assert coursebuild.cached_frames(zh) == {"lang": "zh"}
+    pagebuild.store_frames(en, {"lang": "en"})
+    pagebuild.store_frames(zh, {"lang": "zh"})
+    assert pagebuild.cached_frames(en) == {"lang": "en"}
+    assert pagebuild.cached_frames(zh) == {"lang": "zh"}
 
 
 def test_a_changed_lesson_replaces_its_own_frames(tmp_path, monkeypatch):
-    monkeypatch.setattr(coursebuild, "FRAMES", tmp_path / "frames")
-    monkeypatch.setattr(coursebuild, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(pagebuild, "FRAMES", tmp_path / "frames")
+    monkeypatch.setattr(pagebuild, "NOTEBOOKS", tmp_path)
     lesson = tmp_path / "04_x.ipynb"
     lesson.write_text("first")
-    coursebuild.store_frames(lesson, {"run": 1})
+    pagebuild.store_frames(lesson, {"run": 1})
     lesson.write_text("second")
-    assert coursebuild.cached_frames(lesson) is None  # keyed by the file's hash
-    coursebuild.store_frames(lesson, {"run": 2})
-    assert coursebuild.cached_frames(lesson) == {"run": 2}
+    assert pagebuild.cached_frames(lesson) is None  # keyed by the file's hash
+    pagebuild.store_frames(lesson, {"run": 2})
+    assert pagebuild.cached_frames(lesson) == {"run": 2}
     assert len(list((tmp_path / "frames").glob("*.json"))) == 1

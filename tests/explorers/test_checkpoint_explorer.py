@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from helpers import attention_np as anp
-from helpers.explorers import maths, widgets
+from helpers.explorers import checkpoint, maths
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 STEPS = [0, 10, 25, 50, 100, 200]  # six checkpoints, as _weights() makes
@@ -36,7 +36,7 @@ def _png(explorer):
 
 
 def _explorer(**kwargs):
-    return widgets.CheckpointExplorer(
+    return checkpoint.CheckpointExplorer(
         _weights(),
         STEPS,
         query_labels=["a?", "b?", "c?"],
@@ -66,7 +66,7 @@ def test_explorer_shell_and_export_bundle():
 def test_slider_counts_checkpoints_from_one_as_the_lessons_do():
     """Issue 12.5: the text says "checkpoint 9 of 15"; so do slider and readout."""
     weights = np.stack([_weights(count=1)[0]] * 15)  # (15, 3, 5)
-    explorer = widgets.CheckpointExplorer(
+    explorer = checkpoint.CheckpointExplorer(
         weights, list(range(0, 1500, 100)), step_index=8
     )
     slider = explorer.sliders["step_index"]
@@ -113,13 +113,13 @@ def test_readout_names_each_querys_most_attended_key():
     w = np.zeros((2, 2, 3))
     w[0] = [[1, 0, 0], [0, 1, 0]]
     w[1] = [[0, 0, 1], [1, 0, 0]]
-    explorer = widgets.CheckpointExplorer(
+    explorer = checkpoint.CheckpointExplorer(
         w, [0, 5], query_labels=["x?", "y?"], key_labels=["x", "y", "<z>"]
     )
     assert "x?&rarr;x, y?&rarr;y" in explorer.readout.value
     explorer.update(step_index=1)
     assert "x?&rarr;&lt;z&gt;, y?&rarr;x" in explorer.readout.value  # escaped
-    unlabelled = widgets.CheckpointExplorer(w, [0, 5])
+    unlabelled = checkpoint.CheckpointExplorer(w, [0, 5])
     assert "most attended" not in unlabelled.readout.value
 
 
@@ -147,9 +147,9 @@ def test_bad_step_index_raises_and_leaves_the_state_alone():
 
 def test_bad_labels_raise():
     with pytest.raises(ValueError, match="key_labels has 2 labels .* 5 keys"):
-        widgets.CheckpointExplorer(_weights(), STEPS, key_labels=["a", "b"])
+        checkpoint.CheckpointExplorer(_weights(), STEPS, key_labels=["a", "b"])
     with pytest.raises(ValueError, match="query_labels has 1 labels .* 3 queries"):
-        widgets.CheckpointExplorer(_weights(), STEPS, query_labels=["a"])
+        checkpoint.CheckpointExplorer(_weights(), STEPS, query_labels=["a"])
 
 
 def test_explorer_uses_its_own_figure_not_pyplot():
@@ -170,7 +170,7 @@ def test_the_weights_are_validated_once_not_on_every_slider_move(monkeypatch):
         calls.append(1)
         return real(*args)
 
-    for module in (maths, widgets):  # wherever the explorer might look it up
+    for module in (maths, checkpoint):  # wherever the explorer might look it up
         monkeypatch.setattr(module, "checkpoint_arrays", counted)
     explorer = _explorer()
     assert len(calls) == 1

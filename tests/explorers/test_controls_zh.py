@@ -13,7 +13,6 @@ import re
 import numpy as np
 
 from helpers import explorers
-from helpers.explorers import widgets
 
 _WORD = re.compile(r"(?<![\w/√])[A-Za-z]{3,}(?![\w(])")
 NAMES = {"seed"}  # a parameter of the lessons' code, shown as the code names it
@@ -49,7 +48,7 @@ def test_every_control_and_readout_is_in_chinese(monkeypatch):
         explorers.AttentionExplorer(),
         explorers.TemperatureExplorer([1.0, 2.0, 0.5]),
         explorers.HeadsExplorer(),
-        widgets.CheckpointExplorer(weights, [0, 10, 20], list("abcd"), list("wxyz")),
+        explorers.CheckpointExplorer(weights, [0, 10, 20], list("abcd"), list("wxyz")),
         explorers.KVBudgetExplorer(),
         explorers.TopKExplorer(),
         explorers.RandomFeaturesExplorer(),
