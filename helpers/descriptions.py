@@ -91,10 +91,11 @@ def heatmap_summary(weights, query_labels=None, key_labels=None):
     n, m = weights.shape
     queries, keys = _names(query_labels, n, "q"), _names(key_labels, m, "k")
     if np.all((weights == 0) | (weights == 1)):
+        ones = int(weights.sum())
         text = _("Every cell is 0 or 1: {ones} of {cells} are 1.").format(
-            ones=int(weights.sum()), cells=weights.size
+            ones=ones, cells=weights.size
         )
-        if 0 < weights.sum() < weights.size:  # all 0s or all 1s is no triangle
+        if 0 < ones < weights.size:  # all 0s or all 1s is no triangle
             for offset in range(-n, m):
                 if np.array_equal(weights, np.tril(np.ones((n, m)), offset)):
                     return sentences([text, _triangle(offset)])

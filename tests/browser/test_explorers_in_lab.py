@@ -187,7 +187,6 @@ def open_and_run(page, lab, lesson):
         page.goto(f"{base}/lab/tree/{lesson}?token={token}&reset")
     # running a cell before the kernel is idle opens a "Select Kernel" dialog
     page.wait_for_function(LESSON_READY, arg=lesson, polling=250, timeout=90_000)
-    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=90_000)
     _run_cells(page, _cells_for_explorers(nb, explorer_cells), lesson)
     return nb, explorer_cells
 
